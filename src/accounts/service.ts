@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { credit } from '../platform/billing.js';
+import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
+import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
+
+export const RISK_LEVELS: readonly RiskLevel[] = ['NONE', 'LOW', 'MEDIUM', 'HIGH'];
+export const PAYLOAD_TYPES: readonly PayloadType[] = ['FULL', 'HALF'];
+
+export interface OrganizationView {
+  id: string;
+  name: string;
+  email: string | null;
+  riskLevel: RiskLevel;
+  payloadType: PayloadType;
+  enabled: boolean;
+  balance: number;
+}
+
+export interface CreatedOrganization extends OrganizationView {
+  testSecret: string;
+  liveSecret: string;
+}
+
+export interface CreateOrganizationInput {
+  name: string;
+  email?: string | undefined;
+  riskLevel?: RiskLevel | undefined;
+  payloadType?: PayloadType | undefined;
+  enabled?: boolean | undefined;
+  fund?: number | undefined;
+}
+
+export interface AccountsDeps {
+  newId?: () => string;
+  newSecret?: SecretGenerator;
+}
+
+/** A domain error of account administration (CLI and operator console), with a message for people. */
+export class AccountError extends Error {
+  override name = 'AccountError';
+}
+
+export class AccountsService {
+  private readonly newId: () => string;
+  private readonly newSecret: SecretGenerator;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    deps: AccountsDeps = {},
+  ) {
+    this.newId = deps.newId ?? randomUUID;
+    this.newSecret = deps.newSecret ?? generateSecret;
+  }
+
+  /** Creates the organization with both secrets; the plain secrets are returned here and never again. */
+  async create(input: CreateOrganizationInput): Promise<CreatedOrganization> {
+    const name = input.name.trim();
+    if (!name) throw new AccountError('name must not be empty');
+    if (input.fund !== undefined && (!Number.isSafeInteger(input.fund) || input.fund < 0)) {
+      throw new AccountError('fund must be a whole number of kobo, 0 or more');
+    }
+    const id = this.newId();
+    const secrets = { test: this.newSecret('test'), live: this.newSecret('live') };
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('organizations')
+        .values({
+          id,
+          name,
+          email: input.email?.trim() || null,
+          risk_level: input.riskLevel ?? 'NONE',
+          payload_type: input.payloadType ?? 'FULL',
+          enabled: input.enabled ?? false,
+        })
+        .execute();
+      for (const mode of ['test', 'live'] as const) {
+        await trx
+          .insertInto('api_secrets')
+          .values({ id: this.newId(), org_id: id, mode, secret_hash: hashSecret(secrets[mode]), hint: secretHint(secrets[mode]) })
+          .execute();
+      }
+    });
+    if (input.fund) await credit(this.db, id, input.fund, 'initial funding');
+    const org = await this.get(id);
+    return { ...org, testSecret: secrets.test, liveSecret: secrets.live };
+  }
+
+  async get(id: string): Promise<OrganizationView> {
+    if (!isUuid(id)) throw new AccountError(`no organization with id ${id}`);
+    const row = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new AccountError(`no organization with id ${id}`);
+    return {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      riskLevel: row.risk_level,
+      payloadType: row.payload_type,
+      enabled: row.enabled,
+      balance: row.balance,
+    };
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db
+      .selectFrom('organizations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Grants API access (live mode) with the risk level and NIN payload type the account manager chose. */
+  async enable(id: string, riskLevel: RiskLevel, payloadType: PayloadType): Promise<OrganizationView> {
+    await this.get(id);
+    await this.db
+      .updateTable('organizations')
+      .set({ enabled: true, risk_level: riskLevel, payload_type: payloadType })
+      .where('id', '=', id)
+      .execute();
+    return this.get(id);
+  }
+
+  async fund(id: string, kobo: number): Promise<OrganizationView> {
+    if (!Number.isSafeInteger(kobo) || kobo <= 0) throw new AccountError('amount must be a positive whole number of kobo');
+    await this.get(id);
+    await credit(this.db, id, kobo, 'funding');
+    return this.get(id);
+  }
+
+  /** Replaces the secret of one mode: the old one stops working at once. Returns the new plain secret. */
+  async rotateSecret(id: string, mode: Mode): Promise<string> {
+    await this.get(id);
+    const secret = this.newSecret(mode);
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('api_secrets')
+        .set({ revoked_at: new Date() })
+        .where('org_id', '=', id)
+        .where('mode', '=', mode)
+        .where('revoked_at', 'is', null)
+        .execute();
+      await trx
+        .insertInto('api_secrets')
+        .values({ id: this.newId(), org_id: id, mode, secret_hash: hashSecret(secret), hint: secretHint(secret) })
+        .execute();
+    });
+    return secret;
+  }
+}
+
+export function isUuid(value: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+}

@@ -1,0 +1,101 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, Mode } from './db/schema.js';
+
+/** A billable kind of work and its price in kobo when no override is set. */
+export interface Billable {
+  type: string;
+  defaultPrice: number;
+}
+
+export interface UsageInput {
+  orgId: string;
+  mode: Mode;
+  billable: Billable;
+  /** What was checked, already masked: never a full identity number. */
+  subject: string;
+}
+
+export interface UsageResult {
+  usageId: number;
+  /** False when a live wallet could not pay: nothing was charged and the caller answers 402. */
+  paid: boolean;
+  price: number;
+}
+
+/**
+ * Records a successful piece of work and, in live mode, charges its price — in one statement,
+ * so the debit, the ledger row and the usage row commit together, and the conditional UPDATE
+ * serialises concurrent charges on the wallet row: no overdraft, whatever the concurrency.
+ * Test mode never charges.
+ */
+export async function chargeUsage(db: Kysely<DB>, input: UsageInput, outcome = 'success'): Promise<UsageResult> {
+  const { orgId, mode, billable, subject } = input;
+  if (mode === 'test') {
+    const usageId = await recordUsage(db, input, outcome);
+    return { usageId, paid: true, price: 0 };
+  }
+  const { rows } = await sql<{ id: number; outcome: string; price: number }>`
+    with price as (
+      select coalesce((select amount from prices where type = ${billable.type}), ${billable.defaultPrice}::bigint) as amount
+    ), debit as (
+      update organizations o set balance = o.balance - p.amount
+      from price p
+      where o.id = ${orgId} and o.balance >= p.amount
+      returning o.balance, p.amount
+    ), entry as (
+      insert into ledger_entries (org_id, kind, amount, balance_after, description)
+      select ${orgId}, 'charge', -d.amount, d.balance, ${`${billable.type} ${subject}`} from debit d
+      returning id, amount
+    )
+    insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id)
+    select ${orgId}, 'live', ${billable.type}, ${subject},
+      case when exists (select 1 from entry) then ${outcome} else 'insufficient_funds' end,
+      coalesce((select -amount from entry), 0),
+      (select id from entry)
+    returning id, outcome, price`.execute(db);
+  const row = rows[0]!;
+  return { usageId: row.id, paid: row.outcome !== 'insufficient_funds', price: row.price };
+}
+
+/** Records work that is not charged (not found, test mode). */
+export async function recordUsage(db: Kysely<DB>, input: UsageInput, outcome: string): Promise<number> {
+  const row = await db
+    .insertInto('usage_events')
+    .values({ org_id: input.orgId, mode: input.mode, type: input.billable.type, subject: input.subject, outcome, price: 0 })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Adds kobo to a wallet with its ledger row; returns the new balance. */
+export async function credit(db: Kysely<DB>, orgId: string, amount: number, description: string): Promise<number> {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('amount must be a positive whole number of kobo');
+  return db.transaction().execute(async (trx) => {
+    const org = await trx
+      .updateTable('organizations')
+      .set((eb) => ({ balance: eb('balance', '+', amount) }))
+      .where('id', '=', orgId)
+      .returning('balance')
+      .executeTakeFirst();
+    if (!org) throw new RangeError(`no organization ${orgId}`);
+    await trx
+      .insertInto('ledger_entries')
+      .values({ org_id: orgId, kind: 'credit', amount, balance_after: org.balance, description })
+      .execute();
+    return org.balance;
+  });
+}
+
+export async function priceOf(db: Kysely<DB>, billable: Billable): Promise<number> {
+  const row = await db.selectFrom('prices').select('amount').where('type', '=', billable.type).executeTakeFirst();
+  return row?.amount ?? billable.defaultPrice;
+}
+
+export async function setPrice(db: Kysely<DB>, type: string, amount: number): Promise<void> {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError('price must be a whole number of kobo, 0 or more');
+  await db
+    .insertInto('prices')
+    .values({ type, amount })
+    .onConflict((oc) => oc.column('type').doUpdateSet({ amount, updated_at: new Date() }))
+    .execute();
+}

@@ -1,0 +1,82 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+export type Mode = 'test' | 'live';
+export type RiskLevel = 'NONE' | 'LOW' | 'MEDIUM' | 'HIGH';
+export type PayloadType = 'FULL' | 'HALF';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  email: string | null;
+  risk_level: ColumnType<RiskLevel, RiskLevel | undefined, RiskLevel>;
+  payload_type: ColumnType<PayloadType, PayloadType | undefined, PayloadType>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  balance: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+}
+
+export interface ApiSecretsTable {
+  id: string;
+  org_id: string;
+  mode: Mode;
+  secret_hash: string;
+  hint: string;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+}
+
+export interface PricesTable {
+  type: string;
+  amount: number;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface LedgerEntriesTable {
+  id: Generated<number>;
+  org_id: string;
+  kind: 'credit' | 'charge' | 'refund';
+  amount: number;
+  balance_after: number;
+  description: string;
+  created_at: CreatedAt;
+}
+
+export interface UsageEventsTable {
+  id: Generated<number>;
+  org_id: string;
+  mode: Mode;
+  type: string;
+  subject: string;
+  outcome: string;
+  price: ColumnType<number, number | undefined, number>;
+  ledger_entry_id: number | null;
+  created_at: CreatedAt;
+}
+
+export interface RegistryRecordsTable {
+  type: string;
+  key: string;
+  phone: string | null;
+  record: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface SchemaMigrationsTable {
+  version: string;
+  applied_at: CreatedAt;
+}
+
+export interface DB {
+  organizations: OrganizationsTable;
+  api_secrets: ApiSecretsTable;
+  prices: PricesTable;
+  ledger_entries: LedgerEntriesTable;
+  usage_events: UsageEventsTable;
+  registry_records: RegistryRecordsTable;
+  schema_migrations: SchemaMigrationsTable;
+}
+
+export type Organization = Selectable<OrganizationsTable>;
+export type NewOrganization = Insertable<OrganizationsTable>;

@@ -1,0 +1,146 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The closed set of error codes a handler may throw, with their HTTP status. */
+const STATUS = {
+  BAD_REQUEST: 400,
+  VALIDATION_ERROR: 400,
+  ACCESS_DENIED: 401,
+  PAYMENT_REQUIRED: 402,
+  FORBIDDEN: 403,
+  NOT_FOUND_ERROR: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+/**
+ * Body styles of the spec: A `{status: "error", code, message}` (workflow endpoints),
+ * B `{statusCode, error, message}` (identity endpoints), C `{code, message}` (identity not-found).
+ */
+export type ErrorStyle = 'A' | 'B' | 'C';
+
+/** One entry of a class-validator style message array (spec: invalid corporate registry type). */
+export interface ConstraintViolation {
+  target: Record<string, unknown>;
+  value: unknown;
+  property: string;
+  children: ConstraintViolation[];
+  constraints: Record<string, string>;
+}
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: { style?: 'C'; violations?: ConstraintViolation[] } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = STATUS[code];
+  }
+}
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = Object.fromEntries(
+  Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]).reverse(),
+);
+CODE_BY_STATUS[400] = 'BAD_REQUEST';
+
+/** Identity endpoints (with the `/v1`-less biometrics alias) answer style B; everything else style A. */
+export function errorStyleFor(url: string): 'A' | 'B' {
+  return /^\/(v1\/)?verifications\/identities(\/|\?|$)/.test(url) || /^\/identities(\/|\?|$)/.test(url) ? 'B' : 'A';
+}
+
+export function renderError(style: ErrorStyle, statusCode: number, code: ErrorCode, message: unknown) {
+  switch (style) {
+    case 'A':
+      return { status: 'error', code, message };
+    case 'B':
+      return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
+    case 'C':
+      return { code, message };
+  }
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+/** Maps PostgreSQL errors to API errors in one place; undefined for anything else. */
+export function mapDatabaseError(err: unknown): ApiError | undefined {
+  const code = (err as PgError | undefined)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  switch (code) {
+    case '23505':
+      return new ApiError('CONFLICT', 'A record with the same unique value already exists');
+    case '23503':
+      return new ApiError('BAD_REQUEST', 'The request refers to a record that does not exist');
+    case '22P02':
+    case '22003':
+    case '22007':
+    case '22008':
+      return new ApiError('BAD_REQUEST', 'A value in the request has the wrong format or is out of range');
+    default:
+      return undefined;
+  }
+}
+
+function validationMessage(error: FastifyError): string {
+  const parts = (error.validation ?? []).map((issue) => {
+    const where = `${issue.instancePath ?? ''}`.replace(/^\//, '').replace(/\//g, '.');
+    const missing = (issue.params as { missingProperty?: string } | undefined)?.missingProperty;
+    if (issue.keyword === 'required' && missing) return `${where ? `${where}.` : ''}${missing} is required`;
+    if (issue.keyword === 'additionalProperties') {
+      const extra = (issue.params as { additionalProperty?: string }).additionalProperty;
+      return `${where ? `${where}.` : ''}${extra} is not allowed`;
+    }
+    const context = error.validationContext === 'body' ? '' : `${error.validationContext ?? ''} `;
+    return `${context}${where || 'value'} ${issue.message ?? 'is invalid'}`.trim();
+  });
+  return parts.length > 0 ? parts.join('; ') : 'The request is invalid';
+}
+
+function toApiError(error: FastifyError | ApiError): ApiError {
+  if (error instanceof ApiError) return error;
+  const mapped = mapDatabaseError(error);
+  if (mapped) return mapped;
+  if (error.validation) return new ApiError('VALIDATION_ERROR', validationMessage(error));
+  const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const code = CODE_BY_STATUS[status] ?? 'BAD_REQUEST';
+    const err = new ApiError(code, error.message);
+    (err as { statusCode: number }).statusCode = status;
+    return err;
+  }
+  return new ApiError('INTERNAL_SERVER_ERROR', 'Something went wrong on our side; the failure has been logged');
+}
+
+/** The one error path: every failure, thrown or from Fastify itself, leaves here in its family's style. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) {
+      request.log.error({ err: error }, 'request failed');
+      // Unexpected failures answer style A everywhere, with the detail only in the log.
+      return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));
+    }
+    const style: ErrorStyle = apiError.options.style ?? errorStyleFor(request.url);
+    const message = apiError.options.violations ?? apiError.message;
+    return reply.status(apiError.statusCode).send(renderError(style, apiError.statusCode, apiError.code, message));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const style = errorStyleFor(request.url);
+    const message = `Route ${request.method} ${request.url.split('?')[0]} not found`;
+    return reply.status(404).send(renderError(style, 404, 'NOT_FOUND_ERROR', message));
+  });
+}
