@@ -102,7 +102,7 @@ export type CacType = (typeof CAC_TYPES)[number];
 
 export const CacRecord = Type.Object(
   {
-    type: Type.Union(CAC_TYPES.map((t) => Type.Literal(t))),
+    type: Type.Union([Type.Literal('limited_company'), Type.Literal('business'), Type.Literal('incorprated_trustee')]),
     rcNumber: Type.Union([Type.String({ pattern: '^\\s*([A-Za-z]{2}\\s*)?\\d{1,10}\\s*$' }), Type.Integer({ minimum: 1 })]),
     companyName: Str(),
     companyType: Opt(Str()),

@@ -1,0 +1,75 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config.js';
+import { IdentityLookups } from './identities/lookups.js';
+import { EmbeddedRegistry } from './identities/registry/embedded.js';
+import type { Registry } from './identities/registry/registry.js';
+import { SandboxRegistry } from './identities/registry/sandbox.js';
+import { identityRoutes } from './identities/routes.js';
+import type { Database } from './platform/db/database.js';
+import { registerErrorHandling } from './platform/errors.js';
+import { loggerOptions } from './platform/logging.js';
+
+export interface AppOptions {
+  config: Pick<Config, 'logLevel' | 'publicUrl'>;
+  database: Database;
+  /** Where log lines go (tests capture them); stdout by default. */
+  logStream?: DestinationStream;
+  /** The live registry; the embedded tables by default. */
+  liveRegistry?: Registry;
+}
+
+const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
+drivers license, voters card, CAC, TIN) and field verifications.
+
+Authenticate with \`Authorization: Bearer <secret>\`: a test secret (\`sk_test_...\`) runs in the sandbox
+against fixed test identities and is never charged; a live secret (\`sk_live_...\`) reads the live registry
+and charges the wallet.`;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { database, config } = options;
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, options.logStream),
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
+    return503OnClosing: true,
+  });
+  // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Vouch verification API', version: '1.0.0', description: API_DESCRIPTION },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'sk_test_... or sk_live_...' } },
+      },
+      tags: [{ name: 'Identity lookups', description: 'Synchronous lookups; no state is held for the caller' }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/ready', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(database.db);
+      return { status: 'ok', database: database.kind };
+    } catch {
+      return reply.status(503).send({ status: 'error', code: 'SERVICE_UNAVAILABLE', message: 'Database unreachable' });
+    }
+  });
+
+  const lookups = new IdentityLookups(database.db, {
+    test: new SandboxRegistry(),
+    live: options.liveRegistry ?? new EmbeddedRegistry(database.db),
+  });
+  await app.register(identityRoutes, { db: database.db, lookups });
+
+  return app;
+}

@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { AuthContext } from '../platform/auth.js';
+import { chargeUsage, recordUsage, type Billable } from '../platform/billing.js';
+import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import type { Registry } from './registry/registry.js';
+
+/** What each identity lookup costs by default, in kobo (override with `vouch price set`). */
+export const IDENTITY_BILLABLES = {
+  bvn_basic: { type: 'bvn_basic', defaultPrice: 2_500 },
+  bvn_premium: { type: 'bvn_premium', defaultPrice: 5_000 },
+  bvn_match: { type: 'bvn_match', defaultPrice: 2_500 },
+  nin: { type: 'nin', defaultPrice: 5_000 },
+  nin_phone: { type: 'nin_phone', defaultPrice: 5_000 },
+  vnin: { type: 'vnin', defaultPrice: 5_000 },
+  drivers_license: { type: 'drivers_license', defaultPrice: 5_000 },
+  vin: { type: 'vin', defaultPrice: 5_000 },
+  cac: { type: 'cac', defaultPrice: 10_000 },
+  tin: { type: 'tin', defaultPrice: 5_000 },
+} as const satisfies Record<string, Billable>;
+
+/** Applicant fields each risk level verifies, and so requires (spec: Risk levels). */
+const REQUIRED_BY_RISK: Record<RiskLevel, readonly ('lastname' | 'firstname' | 'dob')[]> = {
+  NONE: [],
+  LOW: ['lastname'],
+  MEDIUM: ['lastname', 'firstname'],
+  HIGH: ['firstname', 'lastname', 'dob'],
+};
+
+/** Throws 400 naming every applicant field the organization's risk level requires and the body lacks. */
+export function requireRiskFields(riskLevel: RiskLevel, body: Partial<Record<'firstname' | 'lastname' | 'dob', unknown>>): void {
+  const missing = REQUIRED_BY_RISK[riskLevel].filter((field) => {
+    const value = body[field];
+    return typeof value !== 'string' || value.trim() === '';
+  });
+  if (missing.length === 0) return;
+  const list = missing.join(', ');
+  throw new ApiError(
+    'VALIDATION_ERROR',
+    `${list} ${missing.length === 1 ? 'is' : 'are'} required for this account's risk level (${riskLevel})`,
+  );
+}
+
+/** Keeps the first three and last two characters: enough to audit, not enough to reuse. */
+export function maskIdentifier(value: string): string {
+  if (value.length <= 6) return '*'.repeat(value.length);
+  return `${value.slice(0, 3)}${'*'.repeat(value.length - 5)}${value.slice(-2)}`;
+}
+
+export interface LookupRequest<R> {
+  billable: Billable;
+  /** The identifier looked up, unmasked: it is masked before it is stored. */
+  identifier: string;
+  find(registry: Registry): Promise<R | undefined>;
+  notFound(): ApiError;
+}
+
+export class IdentityLookups {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly registries: Record<Mode, Registry>,
+  ) {}
+
+  registry(mode: Mode): Registry {
+    return this.registries[mode];
+  }
+
+  /**
+   * Finds the record in the caller's mode's registry, records the lookup, and charges a live
+   * success. Not found is recorded, not charged; a wallet short of the price answers 402.
+   */
+  async run<R>(auth: AuthContext, request: LookupRequest<R>): Promise<R> {
+    const usage = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
+    const record = await request.find(this.registries[auth.mode]);
+    if (record === undefined) {
+      await recordUsage(this.db, usage, 'not_found');
+      throw request.notFound();
+    }
+    const charged = await chargeUsage(this.db, usage);
+    if (!charged.paid) {
+      throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
+    }
+    return record;
+  }
+}

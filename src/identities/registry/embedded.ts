@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
+import type { IdentityType, NinRecord, RecordOf } from '../records.js';
+import type { Registry } from './registry.js';
+
+/** The live-mode registry held in `registry_records`, loaded by `vouch registry import`. */
+export class EmbeddedRegistry implements Registry {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** `key` as `registryKey`/`cacKey` produce it: the caller normalises the number. */
+  async find<T extends IdentityType>(type: T, key: string): Promise<RecordOf[T] | undefined> {
+    const row = await this.db
+      .selectFrom('registry_records')
+      .select('record')
+      .where('type', '=', type)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row?.record as RecordOf[T] | undefined;
+  }
+
+  /** Several people can share a phone; the most recently imported record answers. */
+  async findNinByPhone(e164Phone: string): Promise<NinRecord | undefined> {
+    const row = await this.db
+      .selectFrom('registry_records')
+      .select('record')
+      .where('type', '=', 'nin')
+      .where('phone', '=', e164Phone)
+      .orderBy('updated_at', 'desc')
+      .orderBy('key')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.record as NinRecord | undefined;
+  }
+}

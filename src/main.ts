@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { seedDemo } from './demo.js';
+import { IDENTITY_BILLABLES } from './identities/lookups.js';
+import { importRegistry } from './identities/registry/import.js';
+import { loadTestIdentities } from './identities/registry/test-identities.js';
+import { priceOf, setPrice } from './platform/billing.js';
+import type { Database } from './platform/db/database.js';
+import { migrate } from './platform/db/migrate.js';
+import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
+import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
+
+/** Every billable type `vouch price set` accepts. */
+const BILLABLES = Object.values(IDENTITY_BILLABLES);
+
+/** A failure the user can act on: printed as one line, exit code 1. */
+class CliError extends Error {}
+
+function print(json: boolean, data: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
+}
+
+function choice<T extends string>(name: string, allowed: readonly T[]) {
+  return (value: string): T => {
+    const upper = value.toUpperCase() as T;
+    const found = allowed.find((option) => option === upper || option === value);
+    if (!found) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
+    return found;
+  };
+}
+
+function kobo(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError('must be a whole number of kobo (₦1 = 100 kobo)');
+  }
+  return Number(value);
+}
+
+/** Opens and migrates the configured database, runs `work`, and always closes it. */
+async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = await openConfiguredDatabase(config);
+  try {
+    await migrate(database.db);
+    return await work(database, config);
+  } finally {
+    await database.close();
+  }
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const database = await openConfiguredDatabase(config);
+  await migrate(database.db);
+  const demo = config.demo ? await seedDemo(database.db) : undefined;
+  const app = await buildApp({ config, database });
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl.replace(`:${config.port}`, `:${port}`) : config.publicUrl;
+  const lines = [
+    '',
+    `Vouch is running (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+    `  API       ${base}`,
+    `  API docs  ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
+  ];
+  if (demo) {
+    lines.push(
+      '',
+      `Created the demo organization "${demo.organization.name}" (${demo.organization.id}), enabled and funded with ₦${demo.organization.balance / 100},`,
+      `and loaded ${demo.registryRecords} demo registry records. Its secrets are shown this once:`,
+      `  export VOUCH_TEST_SECRET=${demo.organization.testSecret}`,
+      `  export VOUCH_LIVE_SECRET=${demo.organization.liveSecret}`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+function orgSummary(org: { id: string; name: string; riskLevel: string; payloadType: string; enabled: boolean; balance: number }) {
+  return `${org.id}  ${org.name}  risk=${org.riskLevel} payload=${org.payloadType} enabled=${org.enabled} balance=${org.balance} kobo`;
+}
+
+export function buildCli(): Command {
+  const program = new Command('vouch')
+    .description('Vouch: identity and field verification service for Nigeria')
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  program.command('serve').description('run the API (what `npm start` runs)').action(serve);
+
+  program
+    .command('migrate')
+    .description('apply database migrations')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const config = loadConfig();
+      const database = await openConfiguredDatabase(config);
+      try {
+        const applied = await migrate(database.db);
+        print(!!opts.json, { applied }, applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await database.close();
+      }
+    });
+
+  const org = program.command('org').description('manage organizations (tenants)');
+  org
+    .command('create')
+    .requiredOption('--name <name>', 'organization name')
+    .option('--email <email>', 'contact email')
+    .option('--risk-level <level>', `one of ${RISK_LEVELS.join(', ')}`, choice('risk level', RISK_LEVELS))
+    .option('--payload-type <type>', `one of ${PAYLOAD_TYPES.join(', ')}`, choice('payload type', PAYLOAD_TYPES))
+    .option('--enable', 'grant API access (live mode) now')
+    .option('--fund <kobo>', 'initial wallet credit in kobo', kobo)
+    .option('--json', 'print JSON')
+    .action(async (opts: { name: string; email?: string; riskLevel?: RiskLevel; payloadType?: PayloadType; enable?: boolean; fund?: number; json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const created = await new AccountsService(db).create({
+          name: opts.name,
+          email: opts.email,
+          riskLevel: opts.riskLevel,
+          payloadType: opts.payloadType,
+          enabled: !!opts.enable,
+          fund: opts.fund,
+        });
+        const { email: _email, ...shown } = created;
+        print(!!opts.json, shown, `${orgSummary(created)}\ntest secret: ${created.testSecret}\nlive secret: ${created.liveSecret}\n(the secrets are shown only now)`);
+      });
+    });
+  org
+    .command('show <id>')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const found = await new AccountsService(db).get(id);
+        print(!!opts.json, found, orgSummary(found));
+      });
+    });
+  org
+    .command('enable <id>')
+    .description('grant API access with a risk level and a NIN payload type')
+    .requiredOption('--risk-level <level>', `one of ${RISK_LEVELS.join(', ')}`, choice('risk level', RISK_LEVELS))
+    .requiredOption('--payload-type <type>', `one of ${PAYLOAD_TYPES.join(', ')}`, choice('payload type', PAYLOAD_TYPES))
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { riskLevel: RiskLevel; payloadType: PayloadType; json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const enabled = await new AccountsService(db).enable(id, opts.riskLevel, opts.payloadType);
+        print(!!opts.json, enabled, orgSummary(enabled));
+      });
+    });
+  org
+    .command('fund <id> <kobo>')
+    .description('credit the wallet (kobo)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, amount: string, opts: { json?: boolean }) => {
+      const value = kobo(amount);
+      await withDatabase(async ({ db }) => {
+        const funded = await new AccountsService(db).fund(id, value);
+        print(!!opts.json, funded, orgSummary(funded));
+      });
+    });
+  org
+    .command('rotate-secret <id>')
+    .description('replace the test or live secret; the old one stops working at once')
+    .requiredOption('--mode <mode>', 'test or live', choice('mode', ['test', 'live'] as const))
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { mode: Mode; json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const secret = await new AccountsService(db).rotateSecret(id, opts.mode);
+        print(!!opts.json, { id, mode: opts.mode, secret }, `new ${opts.mode} secret: ${secret}\n(shown only now)`);
+      });
+    });
+
+  const price = program.command('price').description('prices per verification type, in kobo');
+  const types: string[] = BILLABLES.map((b) => b.type);
+  price
+    .command('set <type> <kobo>')
+    .option('--json', 'print JSON')
+    .action(async (type: string, amount: string, opts: { json?: boolean }) => {
+      if (!types.includes(type)) throw new CliError(`unknown type "${type}"; one of ${types.join(', ')}`);
+      const value = kobo(amount);
+      await withDatabase(async ({ db }) => {
+        await setPrice(db, type, value);
+        print(!!opts.json, { type, price: value }, `${type}: ${value} kobo`);
+      });
+    });
+  price
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const prices: Record<string, number> = {};
+        for (const billable of BILLABLES) prices[billable.type] = await priceOf(db, billable);
+        print(!!opts.json, prices, Object.entries(prices).map(([t, p]) => `${t.padEnd(16)} ${p} kobo`).join('\n'));
+      });
+    });
+
+  program
+    .command('registry')
+    .description('the live identity registry')
+    .command('import <file>')
+    .description('load identity records (JSONL) for live mode; `-` reads standard input')
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      if (file !== '-' && !fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      await withDatabase(async ({ db }) => {
+        const input = file === '-' ? process.stdin : fs.createReadStream(file);
+        const showProgress = process.stderr.isTTY || !opts.json;
+        const result = await importRegistry(db, input, {
+          onProgress: showProgress ? (done) => process.stderr.write(`\rimported ${done} lines…`) : undefined,
+        });
+        if (showProgress) process.stderr.write('\n');
+        for (const error of result.errors) process.stderr.write(`rejected ${error.message.startsWith('line') ? '' : `line ${error.line}: `}${error.message}\n`);
+        if (result.rejected > result.errors.length) process.stderr.write(`… and ${result.rejected - result.errors.length} more rejected lines\n`);
+        print(!!opts.json, { imported: result.imported, rejected: result.rejected }, `imported ${result.imported}, rejected ${result.rejected}`);
+      });
+    });
+
+  program
+    .command('test-identities')
+    .description('the fixed sandbox identity of every type')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const identities = await loadTestIdentities();
+      const human = Object.entries(identities)
+        .map(([type, record]) => `${type}: ${JSON.stringify(record, (key, value) => (key === 'photo' ? '<image>' : value))}`)
+        .join('\n');
+      print(!!opts.json, identities, human);
+    });
+
+  return program;
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
+  if (err instanceof CliError || err instanceof AccountError || err instanceof DatabaseUnavailableError) return err.message;
+  if (err instanceof RangeError) return err.message;
+  return `unexpected error: ${(err as Error)?.message ?? String(err)}`;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    process.stderr.write(`vouch: ${describeError(err)}\n`);
+    process.exitCode = process.exitCode || 1;
+  }
+}
+
+await main(process.argv);

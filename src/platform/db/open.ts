@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { openDatabase, type Database } from './database.js';
+
+/** Raised when the database cannot be opened for a reason a person can act on. */
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError';
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is a single-process database: two processes opening one data folder would corrupt it.
+ * A lock file holding the owner's pid turns that into a clear refusal.
+ */
+function lockDataDir(dir: string): () => void {
+  fs.mkdirSync(dir, { recursive: true });
+  const lockFile = path.join(dir, 'vouch.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number(fs.readFileSync(lockFile, 'utf8'));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isRunning(owner)) {
+        throw new DatabaseUnavailableError(
+          `the embedded database in ${dir} is in use by process ${owner} (a running vouch); stop it first, or run Vouch on PostgreSQL with DATABASE_URL`,
+        );
+      }
+      fs.rmSync(lockFile, { force: true });
+    }
+  }
+  throw new DatabaseUnavailableError(`could not lock the embedded database in ${dir}`);
+}
+
+/** Opens the configured database: PostgreSQL with DATABASE_URL, else PGlite under the data folder. */
+export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'>): Promise<Database> {
+  if (config.databaseUrl) {
+    try {
+      return await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
+    } catch (err) {
+      throw new DatabaseUnavailableError(`cannot connect to DATABASE_URL: ${(err as Error).message}`);
+    }
+  }
+  const unlock = lockDataDir(config.dataDir);
+  try {
+    const database = await openDatabase({ dataDir: path.join(config.dataDir, 'pglite') });
+    return {
+      ...database,
+      close: async () => {
+        await database.close();
+        unlock();
+      },
+    };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}

@@ -1,0 +1,52 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
+import { buildApp } from '../../src/app.js';
+import { openTestDatabase, type TestDatabase } from './database.js';
+
+export interface TestContext {
+  app: FastifyInstance;
+  database: TestDatabase;
+  accounts: AccountsService;
+  /** Every log line the app wrote, raw. */
+  logs: string[];
+  /** A new organization (enabled, risk NONE, funded ₦1,000 unless told otherwise). */
+  org(input?: Partial<CreateOrganizationInput>): Promise<CreatedOrganization>;
+  close(): Promise<void>;
+}
+
+/** One app and one database per test file; each test makes the organizations it needs. */
+export async function buildTestContext(): Promise<TestContext> {
+  const database = await openTestDatabase();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await buildApp({
+    config: { logLevel: 'info', publicUrl: 'http://127.0.0.1:8080' },
+    database,
+    logStream,
+  });
+  await app.ready();
+  const accounts = new AccountsService(database.db);
+  let counter = 0;
+  return {
+    app,
+    database,
+    accounts,
+    logs,
+    org: (input = {}) =>
+      accounts.create({ name: `Org ${++counter}`, enabled: true, riskLevel: 'NONE', payloadType: 'FULL', fund: 100_000, ...input }),
+    close: async () => {
+      await app.close();
+      await database.cleanup();
+    },
+  };
+}
+
+export function bearer(secret: string) {
+  return { authorization: `Bearer ${secret}` };
+}
