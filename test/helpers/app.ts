@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestContext {
@@ -16,7 +16,7 @@ export interface TestContext {
 }
 
 /** One app and one database per test file; each test makes the organizations it needs. */
-export async function buildTestContext(): Promise<TestContext> {
+export async function buildTestContext(options: Pick<AppOptions, 'liveRegistry'> = {}): Promise<TestContext> {
   const database = await openTestDatabase();
   const logs: string[] = [];
   const logStream = new Writable({
@@ -29,6 +29,7 @@ export async function buildTestContext(): Promise<TestContext> {
     config: { logLevel: 'info', publicUrl: 'http://127.0.0.1:8080' },
     database,
     logStream,
+    ...options,
   });
   await app.ready();
   const accounts = new AccountsService(database.db);
