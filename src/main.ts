@@ -98,7 +98,6 @@ function orgSummary(org: { id: string; name: string; riskLevel: string; payloadT
 export function buildCli(): Command {
   const program = new Command('vouch')
     .description('Vouch: identity and field verification service for Nigeria')
-    .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });
 
   program.command('serve').description('run the API (what `npm start` runs)').action(serve);
@@ -164,13 +163,14 @@ export function buildCli(): Command {
       });
     });
   org
-    .command('fund <id> <kobo>')
+    .command('fund')
     .description('credit the wallet (kobo)')
+    .argument('<id>')
+    .argument('<kobo>', 'amount in kobo', kobo)
     .option('--json', 'print JSON')
-    .action(async (id: string, amount: string, opts: { json?: boolean }) => {
-      const value = kobo(amount);
+    .action(async (id: string, amount: number, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
-        const funded = await new AccountsService(db).fund(id, value);
+        const funded = await new AccountsService(db).fund(id, amount);
         print(!!opts.json, funded, orgSummary(funded));
       });
     });
@@ -189,14 +189,15 @@ export function buildCli(): Command {
   const price = program.command('price').description('prices per verification type, in kobo');
   const types: string[] = BILLABLES.map((b) => b.type);
   price
-    .command('set <type> <kobo>')
+    .command('set')
+    .argument('<type>')
+    .argument('<kobo>', 'price in kobo', kobo)
     .option('--json', 'print JSON')
-    .action(async (type: string, amount: string, opts: { json?: boolean }) => {
+    .action(async (type: string, amount: number, opts: { json?: boolean }) => {
       if (!types.includes(type)) throw new CliError(`unknown type "${type}"; one of ${types.join(', ')}`);
-      const value = kobo(amount);
       await withDatabase(async ({ db }) => {
-        await setPrice(db, type, value);
-        print(!!opts.json, { type, price: value }, `${type}: ${value} kobo`);
+        await setPrice(db, type, amount);
+        print(!!opts.json, { type, price: amount }, `${type}: ${amount} kobo`);
       });
     });
   price

@@ -63,6 +63,19 @@ export interface RegistryRecordsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+export interface SequencesTable {
+  org_id: string;
+  mode: Mode;
+  kind: string;
+  value: ColumnType<number, number | undefined, number>;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+  created_at: CreatedAt;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   applied_at: CreatedAt;
@@ -76,6 +89,8 @@ export interface DB {
   usage_events: UsageEventsTable;
   registry_records: RegistryRecordsTable;
   schema_migrations: SchemaMigrationsTable;
+  sequences: SequencesTable;
+  settings: SettingsTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;

@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { expect } from 'vitest';
+
+/** The repository root: the CLI runs from its sources there, as `npx vouch` would from a checkout. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = path.join(ROOT, 'src', 'main.ts');
+
+/** The CLI's failure contract: non-zero exit, one line on stderr matching `reason`, nothing on stdout. */
+export function expectFailure(result: CliResult, reason: RegExp): void {
+  expect(result.code, result.stderr).not.toBe(0);
+  expect(result.stdout).toBe('');
+  expect(result.stderr.trimEnd().split('\n'), result.stderr).toHaveLength(1);
+  expect(result.stderr).toMatch(reason);
+}
+
+export type CliEnv = NodeJS.ProcessEnv;
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** True when the suite runs against the PostgreSQL server named by DATABASE_URL. */
+export const onPostgres = !!process.env.DATABASE_URL;
+
+function vouch(args: readonly string[], env: CliEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** Runs `vouch ARGS` from the sources to completion; `input` is written to its standard input. */
+export function runCli(args: readonly string[], env: CliEnv, input = ''): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = vouch(args, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin?.end(input);
+  });
+}
+
+/** Runs a `--json` command that must succeed and returns its one JSON document. */
+export async function cliJson<T = Record<string, unknown>>(args: readonly string[], env: CliEnv, input?: string): Promise<T> {
+  const result = await runCli(args, env, input);
+  if (result.code !== 0) throw new Error(`vouch ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+export interface ThrowawayEnv {
+  /** Environment for a CLI or server process: its own data folder, or its own PostgreSQL database. */
+  env: CliEnv;
+  /** Removes the data folder and, on PostgreSQL, drops the database. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * An environment nobody else uses: a fresh temp VOUCH_DATA_DIR for the embedded database, and
+ * with DATABASE_URL set, a fresh `vouch_test_<random>` database on that server (test files run in
+ * parallel). Variables of the test runner's own environment that would change the CLI's
+ * behaviour are reset.
+ */
+export async function throwawayEnv(): Promise<ThrowawayEnv> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-cli-'));
+  const env: CliEnv = { ...process.env, VOUCH_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  for (const name of ['PORT', 'HOST', 'PUBLIC_URL', 'VOUCH_DEMO', 'DATABASE_URL']) delete env[name];
+  const removeDir = () => fs.rm(dataDir, { recursive: true, force: true });
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) return { env, cleanup: removeDir };
+
+  const name = `vouch_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(serverUrl, `create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  env.DATABASE_URL = url.toString();
+  return {
+    env,
+    cleanup: async () => {
+      await adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
+      await removeDir();
+    },
+  };
+}
+
+async function adminQuery(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface Banner {
+  text: string;
+  /** The API base URL the server printed. */
+  url: string;
+  /** Present only when this start seeded the demo organization. */
+  demo?: { orgId: string; testSecret: string; liveSecret: string };
+}
+
+export interface RunningServer {
+  banner: Banner;
+  /** Everything written to stdout / stderr so far. */
+  output(): { stdout: string; stderr: string };
+  /** Sends SIGTERM and waits for the exit; `ms` is how long it took. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+}
+
+const servers = new Set<ChildProcess>();
+
+/** Starts `vouch serve` (PORT=0 unless `env` says otherwise) and waits for its banner. */
+export function startServer(env: CliEnv, timeoutMs = 60_000): Promise<RunningServer> {
+  const child = vouch(['serve'], { PORT: '0', HOST: '127.0.0.1', ...env });
+  servers.add(child);
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      servers.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  const server: Omit<RunningServer, 'banner'> = {
+    output: () => ({ stdout, stderr }),
+    stop: async () => {
+      const started = Date.now();
+      child.kill('SIGTERM');
+      const { code, signal } = await exited;
+      return { code, signal, ms: Date.now() - started };
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`vouch serve printed no banner within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const banner = parseBanner(stdout);
+      if (banner) {
+        clearTimeout(timer);
+        resolve({ ...server, banner });
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`vouch serve exited (${code ?? signal}) before its banner\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+  });
+}
+
+/**
+ * The banner is written at once and ends with a blank line; undefined until all of it is in.
+ * Log lines (pino writes JSON to stdout too) are left out.
+ */
+function parseBanner(stdout: string): Banner | undefined {
+  const withoutLogs = stdout.replace(/^\{.*\}\n/gm, '');
+  const start = withoutLogs.indexOf('Vouch is running');
+  if (start < 0 || !withoutLogs.endsWith('\n\n')) return undefined;
+  const text = withoutLogs.slice(start);
+  const url = /^\s*API\s+(http\S+)$/m.exec(text)?.[1];
+  if (!url) return undefined;
+  const testSecret = /export VOUCH_TEST_SECRET=(\S+)/.exec(text)?.[1];
+  const liveSecret = /export VOUCH_LIVE_SECRET=(\S+)/.exec(text)?.[1];
+  const orgId = /demo organization "[^"]*" \(([0-9a-f-]{36})\)/.exec(text)?.[1];
+  if (testSecret && liveSecret && orgId) return { text, url, demo: { orgId, testSecret, liveSecret } };
+  return { text, url };
+}
+
+/** Kills any server a failed test left running. */
+export function killServers(): void {
+  for (const child of servers) child.kill('SIGKILL');
+}

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_FUNDING } from '../src/demo.js';
+import { IDENTITY_BILLABLES } from '../src/identities/lookups.js';
+import type { BvnRecord } from '../src/identities/records.js';
+import { demoExamples, generateDemoRegistry } from '../src/identities/registry/demo.js';
+import { cliJson, expectFailure, killServers, onPostgres, runCli, startServer, throwawayEnv, type CliEnv, type CliResult, type RunningServer, type ThrowawayEnv } from './helpers/cli.js';
+
+// Each case starts `node --import tsx src/main.ts serve` or a CLI command: seconds each.
+const SLOW = 60_000;
+
+const SANDBOX_APPLICANT = { firstname: 'Adaeze', lastname: 'Okonkwo', dob: '14-03-1990' };
+
+interface Demo {
+  orgId: string;
+  testSecret: string;
+  liveSecret: string;
+}
+
+describe('vouch serve over real sockets', () => {
+  let throwaway: ThrowawayEnv;
+  let env: CliEnv;
+  let server: RunningServer | undefined;
+  let demo: Demo;
+  let badPort: Promise<CliResult>;
+  let firstDemoBvn: Promise<BvnRecord>;
+
+  const api = (path: string, init: RequestInit = {}) => fetch(`${server?.banner.url}${path}`, init);
+  const lookupBvn = (secret: string, bvn: string, applicant: object) =>
+    api(`/v1/verifications/identities/bvn/${bvn}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(applicant),
+    });
+  const balance = async () => (await cliJson<{ balance: number }>(['org', 'show', demo.orgId, '--json'], env)).balance;
+
+  beforeAll(async () => {
+    throwaway = await throwawayEnv();
+    env = { ...throwaway.env, VOUCH_DEMO: 'on' };
+    // Fails on its configuration before touching the database, so it can run alongside the rest.
+    badPort = runCli(['serve'], { ...env, PORT: '99999' });
+    // The README's live example: the first BVN of the registry the demo seed loads.
+    firstDemoBvn = generateDemoRegistry().then((records) => {
+      const bvn = demoExamples(records).bvn;
+      if (!bvn) throw new Error('the demo registry has no BVN');
+      return bvn;
+    });
+  });
+  afterAll(async () => {
+    killServers();
+    await throwaway?.cleanup();
+  });
+
+  it('first start on an empty database seeds the demo organization and prints both secrets', { timeout: SLOW }, async () => {
+    server = await startServer(env);
+    expect(server.banner.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.banner.url).not.toMatch(/:0$/);
+    expect(server.banner.demo, server.banner.text).toBeDefined();
+    demo = server.banner.demo as Demo;
+    expect(demo.testSecret).toMatch(/^sk_test_\S{20,}$/);
+    expect(demo.liveSecret).toMatch(/^sk_live_\S{20,}$/);
+  });
+
+  it('answers /health, /ready, /openapi.json and /docs/ over HTTP', { timeout: SLOW }, async () => {
+    const health = await api('/health');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const ready = await api('/ready');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok', database: onPostgres ? 'postgres' : 'pglite' });
+
+    const openapi = await api('/openapi.json');
+    expect(openapi.status).toBe(200);
+    const document = (await openapi.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toMatch(/^3\./);
+    expect(Object.keys(document.paths)).toContain('/v1/verifications/identities/bvn/{ref}');
+
+    const docs = await api('/docs/');
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await docs.text()).toMatch(/swagger/i);
+  });
+
+  it('answers a sandbox lookup of the test BVN with the test secret', { timeout: SLOW }, async () => {
+    const res = await lookupBvn(demo.testSecret, '22345678901', SANDBOX_APPLICANT);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; data: { bvn: string; fieldMatches: Record<string, boolean> } };
+    expect(body.status).toBe('success');
+    expect(body.data.bvn).toBe('22345678901');
+    expect(Object.keys(body.data.fieldMatches).length).toBeGreaterThan(0);
+    for (const [field, match] of Object.entries(body.data.fieldMatches)) expect(match, field).toBe(true);
+  });
+
+  it('answers a live lookup of the first demo BVN with the live secret and charges the wallet', { timeout: SLOW }, async () => {
+    const example = await firstDemoBvn;
+    const res = await lookupBvn(demo.liveSecret, example.bvn, { firstname: example.firstname, lastname: example.lastname, dob: example.birthdate });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { bvn: string; lastname: string; fieldMatches: Record<string, boolean> } };
+    expect(body.data).toMatchObject({ bvn: example.bvn, lastname: example.lastname });
+    for (const [field, match] of Object.entries(body.data.fieldMatches)) expect(match, field).toBe(true);
+    // PostgreSQL takes a second client; the embedded database is read once the server has stopped.
+    if (onPostgres) expect(await balance()).toBe(DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice);
+  });
+
+  it.skipIf(onPostgres)('while it runs, a CLI command on its data folder is refused with a clear message', { timeout: SLOW }, async () => {
+    // PGlite is single-process: a second opener would corrupt the folder, so the lock file refuses it.
+    expectFailure(await runCli(['org', 'fund', demo.orgId, '100', '--json'], env), /in use by process \d+.*stop it first/);
+    expect((await api('/ready')).status).toBe(200);
+    // The balance read after the stop below shows the refused command stored nothing.
+  });
+
+  it('stops on SIGTERM with exit code 0 within a few seconds', { timeout: SLOW }, async () => {
+    const stopped = await server?.stop();
+    expect(stopped).toMatchObject({ code: 0, signal: null });
+    expect(stopped?.ms, `exited after ${stopped?.ms} ms`).toBeLessThan(5_000);
+    await expect(fetch(`${server?.banner.url}/health`)).rejects.toThrow();
+    if (!onPostgres) expect(await balance()).toBe(DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice);
+  });
+
+  it('restarts on the same database without seeding again, and the earlier data is still there', { timeout: SLOW }, async () => {
+    server = await startServer(env);
+    expect(server.banner.demo).toBeUndefined();
+    expect(server.banner.text).not.toMatch(/SECRET|sk_(test|live)_/);
+
+    // The organization, both secrets and the demo registry survived the restart.
+    expect((await lookupBvn(demo.testSecret, '22345678901', SANDBOX_APPLICANT)).status).toBe(200);
+    const example = await firstDemoBvn;
+    expect((await lookupBvn(demo.liveSecret, example.bvn, { lastname: example.lastname })).status).toBe(200);
+    if (onPostgres) expect(await balance()).toBe(DEMO_FUNDING - 2 * IDENTITY_BILLABLES.bvn_basic.defaultPrice);
+
+    expect(await server.stop()).toMatchObject({ code: 0 });
+  });
+
+  it('refuses a bad PORT: non-zero exit, one stderr line naming PORT', { timeout: SLOW }, async () => {
+    expectFailure(await badPort, /\bPORT\b.*99999/);
+  });
+});
