@@ -1,56 +1,21 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { choice, CliError, kobo, print, withDatabase } from './cli/support.js';
+import { ConfigError, loadConfig } from './config.js';
 import { seedDemo } from './demo.js';
 import { IDENTITY_BILLABLES } from './identities/lookups.js';
 import { importRegistry } from './identities/registry/import.js';
 import { loadTestIdentities } from './identities/registry/test-identities.js';
 import { priceOf, setPrice } from './platform/billing.js';
-import type { Database } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
 
 /** Every billable type `vouch price set` accepts. */
 const BILLABLES = Object.values(IDENTITY_BILLABLES);
-
-/** A failure the user can act on: printed as one line, exit code 1. */
-class CliError extends Error {}
-
-function print(json: boolean, data: unknown, human: string): void {
-  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
-}
-
-function choice<T extends string>(name: string, allowed: readonly T[]) {
-  return (value: string): T => {
-    const upper = value.toUpperCase() as T;
-    const found = allowed.find((option) => option === upper || option === value);
-    if (!found) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
-    return found;
-  };
-}
-
-function kobo(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError('must be a whole number of kobo (₦1 = 100 kobo)');
-  }
-  return Number(value);
-}
-
-/** Opens and migrates the configured database, runs `work`, and always closes it. */
-async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const database = await openConfiguredDatabase(config);
-  try {
-    await migrate(database.db);
-    return await work(database, config);
-  } finally {
-    await database.close();
-  }
-}
 
 async function serve(): Promise<void> {
   const config = loadConfig();

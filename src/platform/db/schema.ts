@@ -76,6 +76,45 @@ export interface SettingsTable {
   created_at: CreatedAt;
 }
 
+export interface WebhookEndpointsTable {
+  org_id: string;
+  mode: Mode;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  message_id: string;
+  org_id: string;
+  mode: Mode;
+  event_type: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined, WebhookDeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  locked_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempted_at: CreatedAt;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   applied_at: CreatedAt;
@@ -91,6 +130,9 @@ export interface DB {
   schema_migrations: SchemaMigrationsTable;
   sequences: SequencesTable;
   settings: SettingsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;

@@ -1,0 +1,34 @@
+import type { SectionReport, Table, Target } from './section.js';
+
+function cell(value: string | number): string {
+  if (typeof value === 'string') return value;
+  return Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 2 : 1);
+}
+
+export function formatTable(table: Table): string {
+  const cells = [table.columns, ...table.rows.map((row) => row.map(cell))];
+  const widths = table.columns.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
+  const line = (row: string[]) => row.map((value, i) => (i === 0 ? value.padEnd(widths[i]!) : value.padStart(widths[i]!))).join('  ');
+  return [line(cells[0]!), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export function formatTargets(targets: Target[]): string {
+  return targets
+    .map((target) => `  ${target.met ? 'met   ' : 'MISSED'}  ${target.name} ${target.comparison} ${target.limit} (measured ${cell(target.actual)})`)
+    .join('\n');
+}
+
+export function formatSection(report: SectionReport): string {
+  if ('skipped' in report) return `== ${report.section}: skipped (${report.skipped})`;
+  return [`== ${report.section}`, formatTable(report.table), 'targets:', formatTargets(report.targets)].join('\n');
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function round(value: number, places = 2): number {
+  return Number(value.toFixed(places));
+}

@@ -1,0 +1,42 @@
+import { InvalidArgumentError } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import type { Database } from '../platform/db/database.js';
+import { migrate } from '../platform/db/migrate.js';
+import { openConfiguredDatabase } from '../platform/db/open.js';
+
+/** What every module's CLI commands stand on: output, argument parsers, the database. */
+
+/** A failure the user can act on: printed as one line, exit code 1. */
+export class CliError extends Error {}
+
+export function print(json: boolean, data: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
+}
+
+export function choice<T extends string>(name: string, allowed: readonly T[]) {
+  return (value: string): T => {
+    const upper = value.toUpperCase() as T;
+    const found = allowed.find((option) => option === upper || option === value);
+    if (!found) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
+    return found;
+  };
+}
+
+export function kobo(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError('must be a whole number of kobo (₦1 = 100 kobo)');
+  }
+  return Number(value);
+}
+
+/** Opens and migrates the configured database, runs `work`, and always closes it. */
+export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = await openConfiguredDatabase(config);
+  try {
+    await migrate(database.db);
+    return await work(database, config);
+  } finally {
+    await database.close();
+  }
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { DB, Mode } from '../platform/db/schema.js';
+
+/** Event types sent to customers' webhook endpoints. */
+export type WebhookEventType =
+  | 'address.completed'
+  | 'address.cancelled'
+  | 'business.completed'
+  | 'business.cancelled'
+  | 'guarantor.completed'
+  | 'guarantor.cancelled'
+  | 'employment.completed'
+  | 'employment.cancelled';
+
+export interface WebhookEvent {
+  orgId: string;
+  mode: Mode;
+  type: WebhookEventType;
+  /** The record exactly as its GET endpoint returns it (`data` of the success envelope). */
+  data: unknown;
+}
+
+/** The channel a worker LISTENs on to pick up new deliveries without waiting for its poll. */
+export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
+
+/**
+ * Queues a webhook delivery. Call it with the transaction that changes the verification's state
+ * (outbox): the event exists if and only if the change committed, and the NOTIFY is sent at
+ * commit. Every event is queued, even before the organization sets an endpoint: the worker
+ * delivers it once one exists, and operators can see and redeliver it.
+ */
+export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Date = new Date()): Promise<string> {
+  const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
+  const payload = { type: event.type, timestamp: now.toISOString(), data: event.data };
+  await db
+    .insertInto('webhook_deliveries')
+    .values({
+      message_id: messageId,
+      org_id: event.orgId,
+      mode: event.mode,
+      event_type: event.type,
+      payload: JSON.stringify(payload),
+    })
+    .execute();
+  await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+  return messageId;
+}
