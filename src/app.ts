@@ -14,7 +14,7 @@ import { registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
 
 export interface AppOptions {
-  config: Pick<Config, 'logLevel' | 'publicUrl'>;
+  config: Config;
   database: Database;
   /** Where log lines go (tests capture them); stdout by default. */
   logStream?: DestinationStream;

@@ -15,6 +15,21 @@ export interface Config {
   allowPrivateUrls: boolean;
   /** Seed a demo organization and demo registry into an empty database. */
   demo: boolean;
+  /** Run the background worker (webhook deliveries, timers) inside `vouch serve`. */
+  runWorker: boolean;
+  /** SMTP server for respondent emails (nodemailer URL); absent means the outbox table only. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  /** S3-compatible object store for uploaded photos; absent means files under the data folder. */
+  s3: S3Config | undefined;
+}
+
+export interface S3Config {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 /** A bad environment value: the message names the variable and what is wrong with it. */
@@ -77,5 +92,38 @@ export function loadConfig(env: Env = process.env): Config {
   const allowPrivateUrls = readFlag(env, 'VOUCH_ALLOW_PRIVATE_URLS', false);
   // Demo data belongs on a developer's embedded database, not on a production PostgreSQL.
   const demo = readFlag(env, 'VOUCH_DEMO', databaseUrl === undefined);
-  return { port, host, databaseUrl, databasePoolSize, dataDir, redisUrl, publicUrl, logLevel, allowPrivateUrls, demo };
+  const runWorker = readFlag(env, 'VOUCH_WORKER', true);
+  const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  const mailFrom = env.MAIL_FROM || 'Vouch <no-reply@vouch.local>';
+  const s3 = readS3(env);
+  return {
+    port,
+    host,
+    databaseUrl,
+    databasePoolSize,
+    dataDir,
+    redisUrl,
+    publicUrl,
+    logLevel,
+    allowPrivateUrls,
+    demo,
+    runWorker,
+    smtpUrl,
+    mailFrom,
+    s3,
+  };
+}
+
+function readS3(env: Env): S3Config | undefined {
+  const endpoint = readUrl(env, 'S3_ENDPOINT', ['http:', 'https:']);
+  if (!endpoint) return undefined;
+  const missing = ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].filter((name) => !env[name]);
+  if (missing.length > 0) throw new ConfigError(missing[0]!, 'is required when S3_ENDPOINT is set');
+  return {
+    endpoint,
+    bucket: env.S3_BUCKET!,
+    region: env.S3_REGION || 'us-east-1',
+    accessKeyId: env.S3_ACCESS_KEY_ID!,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
+  };
 }

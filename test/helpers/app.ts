@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestContext {
@@ -16,7 +17,20 @@ export interface TestContext {
 }
 
 /** One app and one database per test file; each test makes the organizations it needs. */
-export async function buildTestContext(options: Pick<AppOptions, 'liveRegistry'> = {}): Promise<TestContext> {
+/** The configuration of a test app: defaults, private URLs allowed (loopback receivers), no worker unless asked. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({ VOUCH_ALLOW_PRIVATE_URLS: '1', VOUCH_WORKER: 'off', LOG_LEVEL: 'info' }),
+    publicUrl: 'http://127.0.0.1:8080',
+    ...overrides,
+  };
+}
+
+export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry'> {
+  config?: Partial<Config>;
+}
+
+export async function buildTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const database = await openTestDatabase();
   const logs: string[] = [];
   const logStream = new Writable({
@@ -26,10 +40,10 @@ export async function buildTestContext(options: Pick<AppOptions, 'liveRegistry'>
     },
   });
   const app = await buildApp({
-    config: { logLevel: 'info', publicUrl: 'http://127.0.0.1:8080' },
+    config: testConfig(options.config),
     database,
     logStream,
-    ...options,
+    liveRegistry: options.liveRegistry,
   });
   await app.ready();
   const accounts = new AccountsService(database.db);
