@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import type { Registry } from './registry.js';
@@ -23,7 +23,8 @@ export class EmbeddedRegistry implements Registry {
     const row = await this.db
       .selectFrom('registry_records')
       .select('record')
-      .where('type', '=', 'nin')
+      // A literal, not a parameter: a generic plan can use the partial index only if it sees 'nin'.
+      .where('type', '=', sql.lit('nin'))
       .where('phone', '=', e164Phone)
       .orderBy('updated_at', 'desc')
       .orderBy('key')

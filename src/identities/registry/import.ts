@@ -24,6 +24,7 @@ export interface ImportResult {
 
 const DEFAULT_BATCH_SIZE = 2000;
 const MAX_ERRORS = 100;
+const WRITES_AHEAD = 2;
 // Joins a batch's column values into one text parameter each, split again by string_to_array:
 // far cheaper than array parameters, whose literal escaping dominates the load time. No stored
 // value can contain it: JSON.stringify escapes every control character, keys match their
@@ -32,6 +33,7 @@ const SEPARATOR = '\x1e';
 // NUL and unpaired surrogates survive JSON.parse but PostgreSQL rejects them in jsonb, which
 // would fail a whole batch; such lines are rejected on their own instead.
 const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 interface Row {
   type: IdentityType;
@@ -45,8 +47,9 @@ const validators = new Map<string, Validator>(IDENTITY_TYPES.map((type) => [type
 /**
  * Loads registry records from JSONL (`{"type": T, "record": R}` a line; DESIGN.md "Registry
  * import format"). A stream is read as text; an async iterable yields chunks of text, split into
- * lines at newlines. A rejected line stores nothing and does not stop the import; a database
- * failure does, after the batches before it have been stored.
+ * lines at newlines. A rejected line stores nothing and does not stop the import. A database
+ * failure does, with the error: the batches before the failed one are stored, and so may be the
+ * one written beside it (see BatchWriter); importing the file again completes it.
  */
 export async function importRegistry(
   db: Kysely<DB>,
@@ -59,23 +62,13 @@ export async function importRegistry(
   let batch = new Map<string, Row>();
   let batchLines = 0;
   let done = 0;
-  let reported = 0;
-  // One batch is written while the next is parsed.
-  let writing: Promise<void> | undefined;
-
+  const writer = new BatchWriter(db, options.onProgress);
   const flush = async () => {
-    await writing;
     if (batchLines === 0) return;
-    const rows = [...batch.values()];
-    const doneAt = done;
+    const full = batch;
     batch = new Map();
     batchLines = 0;
-    writing = writeBatch(db, rows).then(() => {
-      reported = doneAt;
-      options.onProgress?.(doneAt);
-    });
-    // Awaited by the next flush; until then a failure must not count as unhandled.
-    writing.catch(() => {});
+    await writer.add(full, done);
   };
 
   const stream = 'pipe' in input ? input : Readable.from(input);
@@ -99,13 +92,65 @@ export async function importRegistry(
       if (batchLines >= batchSize) await flush();
     }
     await flush();
-    await writing;
+    await writer.finish();
   } finally {
     lines.close();
-    await writing?.catch(() => {});
+    await writer.settle();
   }
-  if (reported !== done) options.onProgress?.(done);
+  if (writer.reported !== done) options.onProgress?.(done);
   return result;
+}
+
+/**
+ * Writes batches while the next ones are parsed, two statements at a time: PostgreSQL spends
+ * part of each statement waiting (commit flush, round trips) that the other one fills. A batch
+ * starts once every batch before the previous one is stored, and also waits for the previous one
+ * when they share a key, so the last line of a key wins. A failed write stops every later batch
+ * but the one already running beside it.
+ */
+class BatchWriter {
+  /** Lines covered by the progress reported so far. */
+  reported = 0;
+  private last: { keys: Map<string, Row>; stored: Promise<void> } | undefined;
+  // Settles once the batch before the last one and every batch before it are stored.
+  private storedBeforeLast: Promise<void> = Promise.resolve();
+  private readonly unfinished: Promise<void>[] = [];
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly onProgress: ((done: number) => void) | undefined,
+  ) {}
+
+  /** Queues a batch of the lines up to `doneAt`; waits while WRITES_AHEAD batches are unfinished. */
+  async add(batch: Map<string, Row>, doneAt: number): Promise<void> {
+    const last = this.last;
+    const storedThroughLast = last?.stored ?? Promise.resolve();
+    const sharesKey = last !== undefined && [...batch.keys()].some((key) => last.keys.has(key));
+    const written = (sharesKey ? storedThroughLast : this.storedBeforeLast).then(() => writeBatch(this.db, [...batch.values()]));
+    // allSettled, not all: `stored` must not settle while this batch's statement still runs.
+    const stored = Promise.allSettled([storedThroughLast, written]).then(([before, own]) => {
+      if (before.status === 'rejected') throw before.reason;
+      if (own.status === 'rejected') throw own.reason;
+      this.reported = doneAt;
+      this.onProgress?.(doneAt);
+    });
+    // Awaited by add, finish or settle; until then a failure must not count as unhandled.
+    stored.catch(() => {});
+    this.storedBeforeLast = storedThroughLast;
+    this.last = { keys: batch, stored };
+    this.unfinished.push(stored);
+    while (this.unfinished.length > WRITES_AHEAD) await this.unfinished.shift();
+  }
+
+  /** Waits until every batch is stored; rejects with the first failure. */
+  async finish(): Promise<void> {
+    while (this.unfinished.length > 0) await this.unfinished.shift();
+  }
+
+  /** Waits until no statement is running, whatever the outcome. */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.unfinished);
+  }
 }
 
 async function writeBatch(db: Kysely<DB>, rows: Row[]): Promise<void> {
@@ -135,9 +180,10 @@ function parseLine(line: string): Row | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return 'must be a JSON object {"type": ..., "record": {...}}';
   }
-  const { type, record, ...extra } = value as Record<string, unknown>;
-  const unexpected = Object.keys(extra);
-  if (unexpected.length > 0) return unexpected.map((name) => `${name} is not allowed (only type and record)`).join('; ');
+  const unexpected: string[] = [];
+  for (const name in value) if (name !== 'type' && name !== 'record') unexpected.push(`${name} is not allowed (only type and record)`);
+  if (unexpected.length > 0) return unexpected.join('; ');
+  const { type, record } = value as { type?: unknown; record?: unknown };
   const validator = typeof type === 'string' ? validators.get(type) : undefined;
   if (validator === undefined) {
     const got = type === undefined ? 'is required' : `${JSON.stringify(type)} is unknown`;
@@ -145,10 +191,12 @@ function parseLine(line: string): Row | string {
   }
   if (record === undefined) return 'record is required';
   if (!validator.Check(record)) return describeErrors(validator.Errors(record), RECORD_SCHEMAS[type as IdentityType]);
-  const fields = record as Record<string, unknown>;
-  for (const [name, field] of Object.entries(fields)) {
-    if (typeof field === 'string' && UNSTORABLE.test(field)) {
-      return `record.${name} contains a NUL character or an unpaired surrogate`;
+  // Only a \u escape or a raw surrogate can put such a character in a parsed string.
+  if (line.includes('\\u') || SURROGATE.test(line)) {
+    for (const [name, field] of Object.entries(record as Record<string, unknown>)) {
+      if (typeof field === 'string' && UNSTORABLE.test(field)) {
+        return `record.${name} contains a NUL character or an unpaired surrogate`;
+      }
     }
   }
   const identityType = type as IdentityType;
