@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
-import { chargeUsage, recordUsage, type Billable } from '../platform/billing.js';
+import { recordUsage, type Billable } from '../platform/billing.js';
 import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { WalletCharger } from '../platform/wallet-charger.js';
 import type { Registry } from './registry/registry.js';
 
 /** What each identity lookup costs by default, in kobo (override with `vouch price set`). */
@@ -56,10 +57,14 @@ export interface LookupRequest<R> {
 }
 
 export class IdentityLookups {
+  private readonly charger: WalletCharger;
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly registries: Record<Mode, Registry>,
-  ) {}
+  ) {
+    this.charger = new WalletCharger(db);
+  }
 
   registry(mode: Mode): Registry {
     return this.registries[mode];
@@ -76,7 +81,7 @@ export class IdentityLookups {
       await recordUsage(this.db, usage, 'not_found');
       throw request.notFound();
     }
-    const charged = await chargeUsage(this.db, usage);
+    const charged = await this.charger.charge(usage);
     if (!charged.paid) {
       throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
     }
