@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { invalidateAuthCache } from '../platform/auth.js';
 import { credit } from '../platform/billing.js';
 import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
@@ -117,6 +118,7 @@ export class AccountsService {
       .set({ enabled: true, risk_level: riskLevel, payload_type: payloadType })
       .where('id', '=', id)
       .execute();
+    invalidateAuthCache();
     return this.get(id);
   }
 
@@ -144,6 +146,7 @@ export class AccountsService {
         .values({ id: this.newId(), org_id: id, mode, secret_hash: hashSecret(secret), hint: secretHint(secret) })
         .execute();
     });
+    invalidateAuthCache();
     return secret;
   }
 }

@@ -19,6 +19,34 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/**
+ * Every API request authenticates, so verified secrets are remembered briefly instead of being
+ * looked up each time. Account changes made in this process clear the cache at once; another
+ * process (the CLI, another API instance) sees a rotated secret or a new risk level within the
+ * TTL. Only valid secrets are cached, so unknown ones cannot fill it.
+ */
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX_ENTRIES = 10_000;
+const cache = new Map<string, { context: AuthContext; expires: number }>();
+
+/** Forgets every cached secret; account changes call it so they take effect at once in this process. */
+export function invalidateAuthCache(): void {
+  cache.clear();
+}
+
+function cached(hash: string, now: number): AuthContext | undefined {
+  const entry = cache.get(hash);
+  if (!entry) return undefined;
+  if (entry.expires > now) return entry.context;
+  cache.delete(hash);
+  return undefined;
+}
+
+function remember(hash: string, context: AuthContext, now: number): void {
+  if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(hash, { context, expires: now + CACHE_TTL_MS });
+}
+
 /** Resolves `Authorization: Bearer <secret>` to the organization and the mode, or throws 401/403. */
 export async function authenticate(db: Kysely<DB>, header: string | undefined): Promise<AuthContext> {
   if (!header) throw new ApiError('ACCESS_DENIED', 'Missing Authorization header; send "Authorization: Bearer <secret>"');
@@ -26,11 +54,15 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   if (!secret) throw new ApiError('ACCESS_DENIED', 'Malformed Authorization header; send "Authorization: Bearer <secret>"');
   const parsed = parseSecret(secret);
   if (!parsed) throw new ApiError('ACCESS_DENIED', 'Invalid API secret');
+  const hash = hashSecret(secret);
+  const now = Date.now();
+  const hit = cached(hash, now);
+  if (hit) return hit;
   const row = await db
     .selectFrom('api_secrets as s')
     .innerJoin('organizations as o', 'o.id', 's.org_id')
     .select(['o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled'])
-    .where('s.secret_hash', '=', hashSecret(secret))
+    .where('s.secret_hash', '=', hash)
     .where('s.revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row || row.mode !== parsed.mode) throw new ApiError('ACCESS_DENIED', 'Invalid API secret');
@@ -40,7 +72,9 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
       'This account awaits API access: live requests work once an account manager enables it. Test secrets work meanwhile.',
     );
   }
-  return { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type };
+  const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type };
+  remember(hash, context, now);
+  return context;
 }
 
 /** A preHandler that authenticates the request and attaches `request.auth`. */
