@@ -81,7 +81,7 @@ export function renderBvnMatch(record: BvnRecord, input: BvnMatchInput) {
   };
 }
 
-/** HALF accounts receive the NIN record without the phone and the photo (docs/payload-types.md). */
+/** HALF accounts receive the NIN record without the phone and the photo (docs/identity-lookups.md, "Payload types"). */
 export function renderNin(record: NinRecord, applicant: SuppliedApplicant, payload: PayloadType) {
   return {
     fieldMatches: fieldMatches(applicant, record),
