@@ -12,7 +12,7 @@
  */
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import sharp from 'sharp';
+import sharp, { type Region, type Sharp } from 'sharp';
 import { FaceEngine, type Face } from '../src/identities/biometrics/face-engine.js';
 import { decodeForDetection } from '../src/identities/biometrics/image.js';
 import { faceCrop, samplePath, samplePortraitBase64, type Box, type SampleFace, type SampleNumber } from '../src/identities/biometrics/samples.js';
@@ -21,7 +21,7 @@ import { distanceToScore, faceDistance, MATCH_THRESHOLD } from '../src/identitie
 interface Variant {
   name: string;
   /** From the face's head-and-shoulders crop to the probe's bytes. */
-  make(crop: sharp.Sharp): sharp.Sharp;
+  make(crop: Sharp): Sharp;
   widthFaces: number;
   shiftX?: number;
   flop?: boolean;
@@ -68,7 +68,7 @@ async function findSampleFaces(): Promise<SampleFace[]> {
 }
 
 /** Where the face's centre lands in the probe (after crop, mirror, rotation and resize). */
-function expectedCentre(face: SampleFace, region: sharp.Region, variant: Variant, probe: { width: number; height: number }) {
+function expectedCentre(face: SampleFace, region: Region, variant: Variant, probe: { width: number; height: number }) {
   let x = face.box.x + face.box.width / 2 - region.left;
   let y = face.box.y + face.box.height / 2 - region.top;
   let width = region.width;
@@ -159,6 +159,7 @@ async function main(): Promise<void> {
     return;
   }
   log(`${result.people} people, ${result.probes} probes, ${result.genuinePairs} genuine and ${result.impostorPairs} impostor pairs`);
+  log(`enrolment portraits without a face found: ${result.enrolledWithoutFace} (their probes count as impostors only)`);
   log(`failed to acquire: ${result.failedToAcquire} (${result.failedToAcquireDetail.join('; ') || 'none'})`);
   log(`genuine distance max ${result.genuineDistance.max?.toFixed(3)}, p95 ${result.genuineDistance.p95?.toFixed(3)}`);
   log(`impostor distance min ${result.impostorDistance.min?.toFixed(3)}, p1 ${result.impostorDistance.p1?.toFixed(3)}`);

@@ -14,10 +14,11 @@ import { assertPostgresReachable, DEFAULT_SERVER_URL } from './lib/database.js';
 import { BenchError } from './lib/errors.js';
 import { formatSection } from './lib/report.js';
 import type { BenchContext, Section, SectionReport } from './lib/section.js';
+import { biometrics } from './sections/biometrics.js';
 import { identity } from './sections/identity.js';
 import { registryImport } from './sections/registry-import.js';
 
-const SECTIONS: Section[] = [identity, registryImport];
+const SECTIONS: Section[] = [identity, registryImport, biometrics];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;

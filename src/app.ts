@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.js';
+import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
 import { EmbeddedRegistry } from './identities/registry/embedded.js';
 import type { Registry } from './identities/registry/registry.js';
@@ -23,7 +24,7 @@ export interface AppOptions {
 }
 
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
-drivers license, voters card, CAC, TIN) and field verifications.
+drivers license, voters card, CAC, TIN), face match against the photo on record, and field verifications.
 
 Authenticate with \`Authorization: Bearer <secret>\`: a test secret (\`sk_test_...\`) runs in the sandbox
 against fixed test identities and is never charged; a live secret (\`sk_live_...\`) reads the live registry
@@ -70,6 +71,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     live: options.liveRegistry ?? new EmbeddedRegistry(database.db),
   });
   await app.register(identityRoutes, { db: database.db, lookups });
+  await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls });
 
   return app;
 }

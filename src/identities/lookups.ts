@@ -18,6 +18,7 @@ export const IDENTITY_BILLABLES = {
   vin: { type: 'vin', defaultPrice: 5_000 },
   cac: { type: 'cac', defaultPrice: 10_000 },
   tin: { type: 'tin', defaultPrice: 5_000 },
+  biometrics: { type: 'biometrics', defaultPrice: 10_000 },
 } as const satisfies Record<string, Billable>;
 
 /** Applicant fields each risk level verifies, and so requires (spec: Risk levels). */

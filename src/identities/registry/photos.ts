@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 
 /**
- * Placeholder portraits that stand in for registry photos in the sandbox test identities and the
- * demo registry. Real faces come with the face-match work; until then a record's photo is a
- * head-and-shoulders silhouette whose colours and proportions follow from a hash of the seed, so
- * one seed always gives the same JPEG bytes (on one machine: the initials go through the
- * installed fonts) and two records rarely look alike.
+ * Placeholder portraits that stand in for registry photos in the demo registry and the sandbox's
+ * vNIN (the BVN, NIN and drivers license test identities wear real faces: biometrics/samples.ts).
+ * A placeholder is a head-and-shoulders silhouette whose colours and proportions follow from a
+ * hash of the seed, so one seed always gives the same JPEG bytes (on one machine: the initials go
+ * through the installed fonts) and two records rarely look alike.
  */
 
 const WIDTH = 160;

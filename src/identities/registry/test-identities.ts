@@ -1,5 +1,6 @@
 import { IDENTITY_TYPES, registryKey, type IdentityType, type RecordOf } from '../records.js';
-import { portraitDataUrl, portraitJpegBase64 } from './photos.js';
+import { samplePortraitBase64, TEST_IDENTITY_FACES } from '../biometrics/samples.js';
+import { portraitDataUrl } from './photos.js';
 
 /**
  * The sandbox registry: one fixed, fictional identity per type. A test-mode lookup of any other
@@ -125,11 +126,13 @@ export function loadTestIdentities(): Promise<TestIdentities> {
 
 async function build(): Promise<TestIdentities> {
   const { bvn, nin, vnin, drivers_license } = WITHOUT_PHOTOS;
+  // Real faces (the face-api package's demo photos, docs/biometrics.md) where biometrics compares
+  // against the photo; vNIN records are not compared and keep a placeholder.
   const [bvnPhoto, ninPhoto, vninPhoto, licensePhoto] = await Promise.all([
-    portraitJpegBase64(TEST_IDENTITY_KEYS.bvn, initials(bvn.firstname, bvn.lastname)),
-    portraitJpegBase64(TEST_IDENTITY_KEYS.nin, initials(nin.firstname, nin.lastname)),
+    samplePortraitBase64(TEST_IDENTITY_FACES.bvn),
+    samplePortraitBase64(TEST_IDENTITY_FACES.nin),
     portraitDataUrl(TEST_IDENTITY_KEYS.vnin, initials(vnin.firstname, vnin.lastname)),
-    portraitJpegBase64(TEST_IDENTITY_KEYS.drivers_license, initials(drivers_license.firstname, drivers_license.lastname)),
+    samplePortraitBase64(TEST_IDENTITY_FACES.drivers_license),
   ]);
   const identities: TestIdentities = {
     ...WITHOUT_PHOTOS,

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { faceCrop, samplePath, samplePortraitBase64, TEST_IDENTITY_FACES } from '../../src/identities/biometrics/samples.js';
+import { deferCleanup } from '../lib/cleanup.js';
+import { cpuSeconds } from '../lib/cpu.js';
+import { withThrowawayDatabase } from '../lib/database.js';
+import { BenchError } from '../lib/errors.js';
+import { lastJsonLine, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { median, round } from '../lib/report.js';
+import { atMost, type BenchContext, type Section } from '../lib/section.js';
+
+const ACCURACY_SCRIPT = 'bench/biometrics-accuracy.ts';
+const SEQUENTIAL_REQUESTS = 100;
+const WARMUP_REQUESTS = 5;
+const TARGET_MEDIAN_MS = 150;
+/** Regression guards at the service threshold (docs/biometrics.md has the measured rates). */
+const TARGET_FMR = 0.005;
+const TARGET_FNMR = 0.01;
+
+/** The live registry person the selfie is matched against: the NIN test identity's face, under a live number. */
+const PERSON = { nin: '31415926535', firstname: 'Amina', lastname: 'Lawal', gender: 'Female', birthdate: '07-07-1991' };
+const FACE = TEST_IDENTITY_FACES.nin;
+
+interface Prepared {
+  liveSecret: string;
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
+  selfieBytes: number;
+}
+
+async function prepare(context: BenchContext, databaseUrl: string): Promise<Prepared> {
+  const env: Env = { DATABASE_URL: databaseUrl, VOUCH_DEMO: 'off', LOG_LEVEL: 'warn' };
+  const vouch = (...args: string[]) => runCommand(process.execPath, [context.vouchMain, ...args], { cwd: context.root, env });
+  await vouch('migrate', '--json');
+  const org = lastJsonLine<{ liveSecret: string }>(await vouch('org', 'create', '--name', 'Bench', '--enable', '--fund', '100000000000', '--json'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vouch-bench-'));
+  const removeDir = deferCleanup(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  try {
+    const file = path.join(dir, 'registry.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify({ type: 'nin', record: { ...PERSON, photo: await samplePortraitBase64(FACE) } })}\n`);
+    await vouch('registry', 'import', file, '--json');
+  } finally {
+    await removeDir();
+  }
+  // A typical phone selfie after the app's own resize: 512×640 JPEG, head and shoulders.
+  const selfie = await sharp(samplePath(FACE.sample)).extract(await faceCrop(FACE, 2.5)).resize(512, 640, { fit: 'inside' }).jpeg({ quality: 85 }).toBuffer();
+  const form = new FormData();
+  form.append('idType', 'nin');
+  form.append('idNumber', PERSON.nin);
+  form.append('photo', new Blob([new Uint8Array(selfie)], { type: 'image/jpeg' }), 'selfie.jpg');
+  const request = new Request('http://localhost/', { method: 'POST', body: form });
+  return { liveSecret: org.liveSecret, body: new Uint8Array(await request.arrayBuffer()), contentType: request.headers.get('content-type')!, selfieBytes: selfie.length };
+}
+
+/** One face match over HTTP; resolves to its latency in ms, or throws on anything but a matching 200. */
+async function matchOnce(server: RunningServer, prepared: Prepared): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${server.url}/v1/verifications/identities/biometrics`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${prepared.liveSecret}`, 'content-type': prepared.contentType },
+    body: prepared.body,
+  });
+  const text = await response.text();
+  const elapsed = performance.now() - started;
+  if (response.status !== 200) throw new BenchError(`biometrics answered ${response.status}: ${text.slice(0, 300)}`);
+  if (!(JSON.parse(text) as { data?: { photoMatching?: { match?: boolean } } }).data?.photoMatching?.match) {
+    throw new BenchError(`the selfie did not match its own registry photo: ${text.slice(0, 300)}`);
+  }
+  return elapsed;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** `clients` loops sending back to back for `seconds`: throughput, latency and the server's CPU per match. */
+async function concurrent(server: RunningServer, prepared: Prepared, clients: number, seconds: number) {
+  const latencies: number[] = [];
+  const cpuBefore = cpuSeconds(server.pid);
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) latencies.push(await matchOnce(server, prepared));
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const cpuAfter = cpuSeconds(server.pid);
+  return {
+    requests: latencies.length,
+    reqPerSec: round(latencies.length / elapsed, 1),
+    p50: round(median(latencies), 1),
+    p99: round(percentile(latencies, 99), 1),
+    serverCpuMsPerMatch: cpuBefore !== undefined && cpuAfter !== undefined ? round(((cpuAfter - cpuBefore) * 1000) / latencies.length, 1) : undefined,
+  };
+}
+
+interface Accuracy {
+  people: number;
+  probes: number;
+  failedToAcquire: number;
+  genuinePairs: number;
+  impostorPairs: number;
+  atThreshold: { threshold: number; score: number; fmr: number; fnmr: number };
+}
+
+export const biometrics: Section = {
+  name: 'biometrics',
+  description: `face match of a 640 px selfie against a live registry photo through \`vouch serve\` (upload, decode, detect, describe, compare, charge), one client then two; FMR and FNMR from ${ACCURACY_SCRIPT}`,
+  async run(context) {
+    const timing = await withThrowawayDatabase(context.serverUrl, async (databaseUrl) => {
+      const prepared = await prepare(context, databaseUrl);
+      const server = await startServer({
+        name: 'vouch',
+        command: process.execPath,
+        args: [context.vouchMain, 'serve'],
+        cwd: context.root,
+        env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
+      });
+      try {
+        // The first match starts the model's worker and loads its weights, and describes the held photo.
+        const firstMatchMs = round(await matchOnce(server, prepared), 0);
+        for (let i = 0; i < WARMUP_REQUESTS; i++) await matchOnce(server, prepared);
+        const sequential: number[] = [];
+        for (let i = 0; i < SEQUENTIAL_REQUESTS; i++) sequential.push(await matchOnce(server, prepared));
+        const one = { requests: sequential.length, p50: round(median(sequential), 1), p99: round(percentile(sequential, 99), 1) };
+        const two = await concurrent(server, prepared, 2, context.load.duration);
+        return { firstMatchMs, selfieBytes: prepared.selfieBytes, one, two };
+      } finally {
+        await server.stop();
+      }
+    });
+    const script = path.join(context.root, ACCURACY_SCRIPT);
+    const accuracy = lastJsonLine<Accuracy>(await runCommand(process.execPath, ['--import', 'tsx', script, '--json'], { cwd: context.root, env: {} }));
+    const { atThreshold } = accuracy;
+    const percent = (rate: number) => `${(rate * 100).toFixed(2)} %`;
+    return {
+      section: 'biometrics',
+      table: {
+        columns: ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms/match'],
+        rows: [
+          ['first match (model load)', 1, '', timing.firstMatchMs, '', ''],
+          ['1 client, sequential', timing.one.requests, '', timing.one.p50, timing.one.p99, ''],
+          ['2 concurrent clients', timing.two.requests, timing.two.reqPerSec, timing.two.p50, timing.two.p99, timing.two.serverCpuMsPerMatch ?? '-'],
+          [`accuracy at distance ${atThreshold.threshold} (score ${atThreshold.score})`, accuracy.probes, '', `FMR ${percent(atThreshold.fmr)}`, `FNMR ${percent(atThreshold.fnmr)}`, `FTA ${accuracy.failedToAcquire}`],
+        ],
+      },
+      targets: [
+        atMost('median ms per match (1 client)', timing.one.p50, TARGET_MEDIAN_MS),
+        atMost('false-match rate at the threshold', atThreshold.fmr, TARGET_FMR),
+        atMost('false-non-match rate at the threshold', atThreshold.fnmr, TARGET_FNMR),
+      ],
+      result: { ...timing, accuracy },
+    };
+  },
+};

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Mode } from '../../platform/db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { sharedFaceEngine, type FaceEngine } from './face-engine.js';
+import { decodeForDetection, ImageError, type DecodedImage } from './image.js';
+import { LruCache } from './lru.js';
+import { photoMatching, type PhotoMatching } from './score.js';
+
+/** The identity types biometrics compares against, as the spec names them (`frsc`: drivers license). */
+export type BiometricIdType = 'nin' | 'frsc' | 'bvn';
+
+/** The photo a registry holds for an identity (base64, or a base64 data URL). */
+export interface HeldPhoto {
+  mode: Mode;
+  idType: BiometricIdType;
+  idNumber: string;
+  photo: string;
+}
+
+/** Held-photo descriptors kept: 128 floats each, so 2,000 take about 1 MB. */
+const DEFAULT_CACHE_ENTRIES = 2_000;
+
+/**
+ * Compares a supplied photo with the photo on record. The held photo's descriptor is cached by
+ * identity and photo hash (a changed registry photo is a new key), including "no face in it", so a
+ * repeat verification of the same person runs the model on the supplied photo only.
+ */
+export class FaceMatcher {
+  private readonly held: LruCache<string, Float32Array | null>;
+  private readonly computing = new Map<string, Promise<Float32Array | null>>();
+
+  constructor(
+    private readonly engine: FaceEngine = sharedFaceEngine(),
+    cacheEntries = DEFAULT_CACHE_ENTRIES,
+  ) {
+    this.held = new LruCache(cacheEntries);
+  }
+
+  /** Throws 400 naming the photo without a face, 422 when the held photo is unreadable. */
+  async match(held: HeldPhoto, supplied: DecodedImage): Promise<PhotoMatching> {
+    const face = await this.engine.describe(supplied);
+    if (!face) {
+      throw new ApiError('BAD_REQUEST', 'No face was found in the supplied photo; send a clear, front-facing photo of the person');
+    }
+    const heldDescriptor = await this.heldDescriptor(held);
+    if (!heldDescriptor) {
+      throw new ApiError('BAD_REQUEST', 'No face was found in the photo on record for this identity, so it cannot be compared');
+    }
+    return photoMatching(heldDescriptor, face.descriptor);
+  }
+
+  private heldDescriptor(held: HeldPhoto): Promise<Float32Array | null> {
+    const hash = createHash('sha256').update(held.photo).digest('base64url');
+    const key = `${held.mode}:${held.idType}:${held.idNumber}:${hash}`;
+    if (this.held.has(key)) return Promise.resolve(this.held.get(key) ?? null);
+    // Concurrent first verifications of one identity share one computation.
+    let pending = this.computing.get(key);
+    if (!pending) {
+      pending = this.describeHeld(held.photo)
+        .then((descriptor) => {
+          this.held.set(key, descriptor);
+          return descriptor;
+        })
+        .finally(() => this.computing.delete(key));
+      this.computing.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async describeHeld(photo: string): Promise<Float32Array | null> {
+    const base64 = photo.replace(/^data:[^,]*;base64,/, '');
+    let image: DecodedImage;
+    try {
+      image = await decodeForDetection(Buffer.from(base64, 'base64'));
+    } catch (error) {
+      if (error instanceof ImageError) {
+        throw new ApiError('UNPROCESSABLE', 'The photo on record for this identity cannot be read, so it cannot be compared');
+      }
+      throw error;
+    }
+    const face = await this.engine.describe(image);
+    return face?.descriptor ?? null;
+  }
+}
