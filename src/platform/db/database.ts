@@ -11,6 +11,12 @@ export type DatabaseKind = 'postgres' | 'pglite';
 export interface Database {
   db: Kysely<DB>;
   kind: DatabaseKind;
+  /**
+   * LISTENs on `channel` and calls `onNotify` for each NOTIFY; resolves to an unlisten function.
+   * A wake-up hint only: on PostgreSQL a lost connection drops notifications until it reconnects,
+   * so listeners must also poll.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -32,18 +38,70 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const listen = (channel: string, onNotify: (payload: string) => void) => listenOnPostgres(options.url!, channel, onNotify);
+    return { db, kind: 'postgres', listen, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   const pglite = await PGlite.create(dataDir);
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  // LISTEN goes through the dialect's queue: issued on the shared session in the middle of
+  // someone's transaction, a rollback would undo it.
+  const listen = async (channel: string, onNotify: (payload: string) => void) => {
+    const forward = (from: string, payload: string) => {
+      if (from === channel) onNotify(payload);
+    };
+    const off = pglite.onNotification(forward);
+    await sql`listen ${sql.id(channel)}`.execute(db);
+    return async () => {
+      off();
+      await sql`unlisten ${sql.id(channel)}`.execute(db);
+    };
+  };
   return {
     db,
     kind: 'pglite',
+    listen,
     close: async () => {
       await db.destroy();
       await pglite.close();
     },
+  };
+}
+
+/** A dedicated connection for LISTEN (a pooled one would be handed to other queries); reconnects after a loss. */
+async function listenOnPostgres(url: string, channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify(message.payload ?? '');
+    });
+    next.on('error', () => {
+      next.end().catch(() => {});
+      if (client === next) reconnectSoon();
+    });
+    next.on('end', () => {
+      if (client === next) reconnectSoon();
+    });
+    client = next;
+    await next.connect();
+    await next.query(`listen ${next.escapeIdentifier(channel)}`);
+  };
+  const reconnectSoon = () => {
+    client = undefined;
+    if (stopped || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (!stopped) connect().catch(reconnectSoon);
+    }, 1000);
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }

@@ -22,8 +22,9 @@ CREATE TABLE webhook_deliveries (
   org_id            uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   mode              text NOT NULL CHECK (mode IN ('test', 'live')),
   event_type        text NOT NULL,
-  -- The body as sent: {"type", "timestamp", "data"}.
-  payload           jsonb NOT NULL,
+  -- The body as sent, byte for byte: {"type", "timestamp", "data"}. json, not jsonb, so the text
+  -- (key order, spacing) is kept and the worker sends it without re-serialising.
+  payload           json NOT NULL,
   status            text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
   attempts          integer NOT NULL DEFAULT 0,
   next_attempt_at   timestamptz NOT NULL DEFAULT now(),

@@ -1,0 +1,168 @@
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { checkOutboundUrl, guardedLookup } from '../platform/outbound.js';
+import type { Mode } from '../platform/db/schema.js';
+
+/** One delivery claimed by a worker, with what it takes to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  messageId: string;
+  orgId: string;
+  mode: Mode;
+  /** The attempt this claim is (1 for the first); with `id`, it identifies the claim. */
+  attempt: number;
+  /** The JSON body exactly as enqueued. */
+  body: string;
+  /** The scope's endpoint; null while the organization has set none. */
+  url: string | null;
+  /** The secrets to sign with: the current one, and the previous one during its 24 hours. */
+  secrets: string[];
+}
+
+export interface AttemptResult {
+  delivery: ClaimedDelivery;
+  attemptedAt: Date;
+  latencyMs: number;
+  statusCode: number | null;
+  error: string | null;
+  delivered: boolean;
+}
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** The `webhook-signature` header: one `v1,<base64>` per secret, space-separated (standardwebhooks accepts any). */
+export function signatureHeader(signers: readonly Webhook[], messageId: string, timestamp: Date, body: string): string {
+  return signers.map((signer) => signer.sign(messageId, timestamp, body)).join(' ');
+}
+
+type Target = { url: URL; secure: boolean } | { refused: string };
+
+export interface SenderOptions {
+  allowPrivateUrls: boolean;
+  timeoutMs: number;
+  /** Sockets kept open per receiver host, as many as deliveries in flight. */
+  maxSockets: number;
+}
+
+/**
+ * Sends deliveries over keep-alive agents. Host names are resolved by the guarded lookup, which
+ * refuses private addresses at connect time (DNS rebinding); IP-literal hosts skip DNS, so they
+ * are checked here. Redirects are not followed: a 3xx is a failed attempt.
+ */
+export class WebhookSender {
+  private readonly signers = new Map<string, Webhook>();
+  private readonly targets = new Map<string, Target>();
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly lookup: ReturnType<typeof guardedLookup>;
+
+  constructor(private readonly options: SenderOptions) {
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets, maxFreeSockets: options.maxSockets, scheduling: 'lifo' as const };
+    this.httpAgent = new http.Agent(agentOptions);
+    this.httpsAgent = new https.Agent(agentOptions);
+    this.lookup = guardedLookup(options.allowPrivateUrls);
+  }
+
+  private signer(secret: string): Webhook {
+    let signer = this.signers.get(secret);
+    if (!signer) {
+      if (this.signers.size > 10_000) this.signers.clear();
+      signer = new Webhook(secret);
+      this.signers.set(secret, signer);
+    }
+    return signer;
+  }
+
+  /**
+   * The parsed URL, or why it is refused. Only IP-literal hosts are checked here (names are
+   * checked by the lookup at connect time), and that check needs no DNS, so it is cached.
+   */
+  private async target(raw: string): Promise<Target> {
+    let target = this.targets.get(raw);
+    if (!target) {
+      try {
+        const url = new URL(raw);
+        if (net.isIP(url.hostname.replace(/^\[|\]$/g, ''))) await checkOutboundUrl(raw, this.options.allowPrivateUrls);
+        target = { url, secure: url.protocol === 'https:' };
+      } catch (err) {
+        target = { refused: `refused: webhook URL ${(err as Error).message}` };
+      }
+      if (this.targets.size > 10_000) this.targets.clear();
+      this.targets.set(raw, target);
+    }
+    return target;
+  }
+
+  async send(delivery: ClaimedDelivery, now: () => Date = () => new Date()): Promise<AttemptResult> {
+    const attemptedAt = now();
+    const started = performance.now();
+    const outcome = (statusCode: number | null, error: string | null): AttemptResult => ({
+      delivery,
+      attemptedAt,
+      latencyMs: Math.round(performance.now() - started),
+      statusCode,
+      error,
+      delivered: statusCode !== null && statusCode >= 200 && statusCode < 300,
+    });
+    if (!delivery.url) return outcome(null, 'no webhook endpoint is set for this organization and mode');
+    const target = await this.target(delivery.url);
+    if ('refused' in target) return outcome(null, target.refused);
+    const signature = signatureHeader(
+      delivery.secrets.map((secret) => this.signer(secret)),
+      delivery.messageId,
+      attemptedAt,
+      delivery.body,
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(delivery.body),
+      'user-agent': 'Vouch-Webhooks/1',
+      'webhook-id': delivery.messageId,
+      'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+    const { url, secure } = target;
+    return new Promise((resolve) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (statusCode: number | null, error: string | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome(statusCode, error));
+      };
+      const onResponse = (response: http.IncomingMessage) => {
+        const status = response.statusCode ?? 0;
+        // Drain (and bound) the body so the socket can be reused; its content is not kept.
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > 64 * 1024) response.destroy();
+        });
+        response.on('error', () => {});
+        response.on('close', () => {
+          if (status >= 300 && status < 400) finish(status, `redirect to ${response.headers.location ?? '(no location)'} not followed`);
+          else if (status < 200 || status >= 300) finish(status, `HTTP ${status}`);
+          else finish(status, null);
+        });
+      };
+      try {
+        const options = { method: 'POST', headers, agent: secure ? this.httpsAgent : this.httpAgent, lookup: this.lookup };
+        const request = secure ? https.request(url, options, onResponse) : http.request(url, options, onResponse);
+        timer = setTimeout(() => request.destroy(new Error(`no response within ${this.options.timeoutMs / 1000} s`)), this.options.timeoutMs);
+        request.on('error', (err: NodeJS.ErrnoException) => finish(null, err.code === 'EPRIVATE' ? `refused: ${err.message}` : err.message));
+        request.end(delivery.body);
+      } catch (err) {
+        // A request Node refuses to build (a header it rejects) is a failed attempt, not a crash.
+        finish(null, (err as Error).message);
+      }
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}

@@ -1,0 +1,202 @@
+import type { BaseLogger } from 'pino';
+import type { Database } from '../platform/db/database.js';
+import { DELIVERY_TIMEOUT_MS, WebhookSender, type AttemptResult, type ClaimedDelivery } from './delivery.js';
+import { claimDeliveries, recordResults, releaseLeases, RETRY_SCHEDULE_MS } from './queue.js';
+import { DELIVERY_CHANNEL } from './events.js';
+
+/** The logging the worker needs: Fastify's logger (inside `serve`) or a pino logger (`vouch worker`). */
+export type WorkerLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+
+export interface DeliverySettings {
+  /** Deliveries in flight at once (and keep-alive sockets per receiver). */
+  concurrency: number;
+  /** How long a claim holds a delivery; longer than the timeout, so only a dead worker's lease runs out. */
+  leaseMs: number;
+  /** Fallback for a missed NOTIFY and the clock for retries that come due. */
+  pollIntervalMs: number;
+  timeoutMs: number;
+  retrySchedule: readonly number[];
+  allowPrivateUrls: boolean;
+  /** On stop, how long deliveries in flight may finish before they are cut off (and retried later). */
+  stopGraceMs: number;
+}
+
+export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'allowPrivateUrls'> = {
+  concurrency: 64,
+  leaseMs: 30_000,
+  pollIntervalMs: 1_000,
+  timeoutMs: DELIVERY_TIMEOUT_MS,
+  retrySchedule: RETRY_SCHEDULE_MS,
+  stopGraceMs: 3_000,
+};
+
+/** Claims are capped so one statement stays short; results are written in batches up to this size too. */
+const MAX_BATCH = 500;
+const RESULT_WRITE_TRIES = 3;
+
+/** Workers running per database in this process. */
+const runningOn = new WeakMap<object, number>();
+
+/**
+ * The delivery loop: claim due deliveries into free slots, send them concurrently, and write
+ * their outcomes in batches. Each claimed delivery is sent at once, so a lease only has to
+ * outlast one attempt. While the queue has a backlog it claims only when a quarter of the slots
+ * are free, so claims stay batched; otherwise it claims whenever a NOTIFY or the poll says so.
+ */
+export class DeliveryWorker {
+  private readonly sender: WebhookSender;
+  private readonly minClaim: number;
+  private inFlight = 0;
+  private readonly active = new Set<Promise<void>>();
+  private stopping = false;
+  private woken = true;
+  private backlog = false;
+  private wakeUp: (() => void) | undefined;
+  private results: AttemptResult[] = [];
+  private flushing: Promise<void> | undefined;
+  private loop: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly database: Database,
+    private readonly settings: DeliverySettings,
+    private readonly logger: WorkerLogger,
+  ) {
+    this.sender = new WebhookSender({ allowPrivateUrls: settings.allowPrivateUrls, timeoutMs: settings.timeoutMs, maxSockets: settings.concurrency });
+    this.minClaim = Math.max(1, Math.floor(settings.concurrency / 4));
+  }
+
+  async start(): Promise<void> {
+    const workers = runningOn.get(this.database.db) ?? 0;
+    runningOn.set(this.database.db, workers + 1);
+    // The embedded database belongs to this one process (data-folder lock), so a lease held when
+    // no worker runs here was left by a killed process: void it rather than wait it out.
+    try {
+      if (this.database.kind === 'pglite' && workers === 0) await releaseLeases(this.database.db);
+      this.unlisten = await this.database.listen(DELIVERY_CHANNEL, () => {
+        this.woken = true;
+        this.wake();
+      });
+    } catch (err) {
+      runningOn.set(this.database.db, (runningOn.get(this.database.db) ?? 1) - 1);
+      this.sender.close();
+      throw err;
+    }
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    await this.unlisten?.().catch(() => {});
+    if (this.active.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.settings.stopGraceMs)));
+      await Promise.race([Promise.all(this.active), grace]);
+      clearTimeout(timer);
+    }
+    // Whatever is still in flight fails now (sockets destroyed) and is retried on the schedule.
+    this.sender.close();
+    await Promise.all(this.active);
+    while (this.flushing) await this.flushing;
+    runningOn.set(this.database.db, (runningOn.get(this.database.db) ?? 1) - 1);
+  }
+
+  private wake(): void {
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      if (this.shouldClaim()) await this.claim();
+      else await this.idle();
+    }
+  }
+
+  private shouldClaim(): boolean {
+    const free = this.settings.concurrency - this.inFlight;
+    if (free <= 0) return false;
+    return this.backlog ? free >= this.minClaim || this.inFlight === 0 : this.woken;
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.woken = true;
+        done();
+      }, this.settings.pollIntervalMs);
+      this.wakeUp = done;
+    });
+  }
+
+  private async claim(): Promise<void> {
+    this.woken = false;
+    const limit = Math.min(this.settings.concurrency - this.inFlight, MAX_BATCH);
+    let batch: ClaimedDelivery[];
+    try {
+      batch = await claimDeliveries(this.database.db, limit, this.settings.leaseMs);
+    } catch (err) {
+      this.logger.error({ err }, 'claiming webhook deliveries failed');
+      this.backlog = false;
+      await this.idle();
+      return;
+    }
+    this.backlog = batch.length === limit;
+    for (const delivery of batch) this.dispatch(delivery);
+  }
+
+  private dispatch(delivery: ClaimedDelivery): void {
+    this.inFlight++;
+    const task = this.sender
+      .send(delivery)
+      .then((result) => {
+        if (!result.delivered && delivery.attempt > this.settings.retrySchedule.length) {
+          this.logger.warn({ deliveryId: delivery.id, messageId: delivery.messageId, error: result.error }, 'webhook delivery failed for good');
+        }
+        this.results.push(result);
+        this.flush();
+      })
+      .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed'))
+      .finally(() => {
+        this.inFlight--;
+        this.active.delete(task);
+        this.wake();
+      });
+    this.active.add(task);
+  }
+
+  /** One writer at a time; results that arrive meanwhile go into its next batch (group commit). */
+  private flush(): void {
+    if (this.flushing) return;
+    this.flushing = this.writeResults().finally(() => {
+      this.flushing = undefined;
+      if (this.results.length > 0) this.flush();
+    });
+  }
+
+  private async writeResults(): Promise<void> {
+    while (this.results.length > 0) {
+      const batch = this.results.splice(0, MAX_BATCH);
+      for (let tries = 1; ; tries++) {
+        try {
+          await recordResults(this.database.db, batch, this.settings.retrySchedule);
+          break;
+        } catch (err) {
+          if (tries >= RESULT_WRITE_TRIES) {
+            // The leases run out and these deliveries are sent again: at least once, never lost.
+            this.logger.error({ err, deliveries: batch.length }, 'recording webhook attempts failed; they will be retried');
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 500 * tries));
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import pino, { type LoggerOptions } from 'pino';
+import { loadConfig, type Config } from './config.js';
+import { migrate } from './platform/db/migrate.js';
+import type { Database } from './platform/db/database.js';
+import { openConfiguredDatabase } from './platform/db/open.js';
+import { loggerOptions } from './platform/logging.js';
+import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings, type WorkerLogger } from './webhooks/worker.js';
+
+/** What background tasks run with. */
+export interface WorkerContext {
+  database: Database;
+  config: Config;
+  logger: WorkerLogger;
+  /** Overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
+  webhooks?: Partial<DeliverySettings>;
+}
+
+export interface RunningTask {
+  stop(): Promise<void>;
+}
+
+/** Work that runs beside the API (or alone in `vouch worker`) and survives restarts through the database. */
+export interface BackgroundTask {
+  name: string;
+  start(context: WorkerContext): Promise<RunningTask>;
+}
+
+const webhookDeliveries: BackgroundTask = {
+  name: 'webhook deliveries',
+  async start({ database, config, logger, webhooks }) {
+    const worker = new DeliveryWorker(
+      database,
+      { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: config.allowPrivateUrls, ...webhooks },
+      logger,
+    );
+    await worker.start();
+    return worker;
+  },
+};
+
+/** Every background task; a module with timers of its own adds its task here. */
+export const BACKGROUND_TASKS: readonly BackgroundTask[] = [webhookDeliveries];
+
+export interface Worker {
+  /** Stops every task; deliveries in flight get a short grace, then are retried later. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(context: WorkerContext & { tasks?: readonly BackgroundTask[] }): Promise<Worker> {
+  const running: RunningTask[] = [];
+  const stop = async () => {
+    await Promise.all(running.splice(0).map((task) => task.stop()));
+  };
+  try {
+    for (const task of context.tasks ?? BACKGROUND_TASKS) running.push(await task.start(context));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { stop };
+}
+
+/**
+ * `vouch worker`: the background work without the API, for scaling it apart from the API. On the
+ * embedded database it cannot run beside `vouch serve` (one process per data folder), so a
+ * separate worker needs PostgreSQL.
+ */
+export async function runWorkerProcess(): Promise<void> {
+  const config = loadConfig();
+  const database = await openConfiguredDatabase(config);
+  await migrate(database.db);
+  const logger = pino(loggerOptions(config.logLevel) as LoggerOptions);
+  const worker = await startWorker({ database, config, logger });
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    await worker.stop();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const where = database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
+  process.stdout.write(`\nVouch worker is running (${where}): ${BACKGROUND_TASKS.map((task) => task.name).join(', ')}\n\n`);
+}

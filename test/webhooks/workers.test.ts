@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/platform/db/database.js';
+import { enqueueEvent } from '../../src/webhooks/events.js';
+import { listDeliveries } from '../../src/webhooks/queue.js';
+import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { onPostgres } from '../helpers/cli.js';
+import { connectReceiver, startTestWorker, startWebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const EVENTS = 1_000;
+
+describe('several workers on one database', () => {
+  let ctx: TestContext;
+  let second: Database;
+
+  beforeAll(async () => {
+    ctx = await buildTestContext();
+    // On PostgreSQL the second worker has a pool of its own, as another server would.
+    second = onPostgres ? await openDatabase({ url: (ctx.database as unknown as { url: string }).url, poolSize: 5 }) : ctx.database;
+  });
+  afterAll(async () => {
+    if (second !== ctx.database) await second.close();
+    await ctx.close();
+  });
+
+  it('deliver each event exactly once', async () => {
+    const org = await ctx.org();
+    const receiver = await startWebhookReceiver();
+    await connectReceiver(ctx.database, receiver, org.id, 'live');
+    const ids: string[] = [];
+    for (let i = 0; i < EVENTS; i += 100) {
+      ids.push(...(await Promise.all(Array.from({ length: 100 }, (_, j) => enqueueEvent(ctx.database.db, { orgId: org.id, mode: 'live', type: 'address.completed', data: { n: i + j } })))));
+    }
+    // Small batches and short leases make the workers race for the same rows over and over.
+    const workers = await Promise.all([
+      startTestWorker(ctx.database, { concurrency: 8 }),
+      startTestWorker(second, { concurrency: 8 }),
+      startTestWorker(second, { concurrency: 4 }),
+    ]);
+    try {
+      await receiver.waitForCount(EVENTS, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await receiver.close();
+    }
+    const received = receiver.requests.map((r) => r.id);
+    expect(received).toHaveLength(EVENTS);
+    expect(new Set(received)).toEqual(new Set(ids));
+    const deliveries = await listDeliveries(ctx.database.db, { orgId: org.id, mode: 'live', limit: EVENTS });
+    expect(deliveries.every((d) => d.status === 'delivered' && d.attemptCount === 1)).toBe(true);
+  });
+});
