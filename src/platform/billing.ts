@@ -99,3 +99,20 @@ export async function setPrice(db: Kysely<DB>, type: string, amount: number): Pr
     .onConflict((oc) => oc.column('type').doUpdateSet({ amount, updated_at: new Date() }))
     .execute();
 }
+
+/**
+ * Gives back kobo charged for work that will not be done (a cancelled verification), with its
+ * ledger row, in one statement inside the caller's transaction. Returns the new balance.
+ */
+export async function refund(db: Kysely<DB>, orgId: string, amount: number, description: string): Promise<number> {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('refund must be a positive whole number of kobo');
+  const { rows } = await sql<{ balance_after: number }>`
+    with wallet as (
+      update organizations set balance = balance + ${amount}::bigint where id = ${orgId} returning balance
+    )
+    insert into ledger_entries (org_id, kind, amount, balance_after, description)
+    select ${orgId}, 'refund', ${amount}::bigint, w.balance, ${description} from wallet w
+    returning balance_after`.execute(db);
+  if (!rows[0]) throw new RangeError(`no organization ${orgId}`);
+  return Number(rows[0].balance_after);
+}

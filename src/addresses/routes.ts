@@ -1,0 +1,187 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { sandboxReport } from '../agents/sandbox.js';
+import { errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
+import type { FileUrls } from '../files/urls.js';
+import { requireAuth } from '../platform/auth.js';
+import { chargeUsage, recordUsage } from '../platform/billing.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
+import { requireMinimumRisk } from './input.js';
+import { findVerifiedAddress, marketplaceSubject } from './marketplace.js';
+import * as S from './schemas.js';
+import {
+  ADDRESS_BILLABLES,
+  applyAddressTransition,
+  createAddressVerification,
+  getAddressVerification,
+  listAddressVerifications,
+  parseId,
+  paymentRequired,
+} from './service.js';
+import { ADDRESS_FAILURE_REASONS, DEFAULT_ADDRESS_FAILURE } from './states.js';
+
+const TAGS = ['Address verification'];
+const BASE = '/v1/verifications/addresses';
+
+export interface AddressRoutesOptions {
+  db: Kysely<DB>;
+  urls: FileUrls;
+}
+
+export async function addressRoutes(parent: FastifyInstance, { db, urls }: AddressRoutesOptions): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', requireAuth(db));
+  const security = [{ bearer: [] }];
+  const scopeOf = (auth: { orgId: string; mode: 'test' | 'live' }) => ({ orgId: auth.orgId, mode: auth.mode });
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Create an address verification (a field agent visits; a webhook reports completion)',
+        description:
+          'Needs an account risk level of LOW or higher. Live mode charges the address price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged.',
+        security,
+        body: S.CreateAddressBody,
+        response: { 201: success(S.AddressRecord), ...errorsA(400, 401, 402, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { auth } = request;
+      requireMinimumRisk(auth.riskLevel, 'LOW', 'Address verification');
+      try {
+        const record = await db.transaction().execute((trx) =>
+          createAddressVerification(trx, scopeOf(auth), request.body, { chargeable: true, riskLevel: auth.riskLevel }),
+        );
+        return reply.status(201).send({ status: 'success' as const, data: record });
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
+          await recordUsage(db, { ...scopeOf(auth), billable: ADDRESS_BILLABLES.address, subject: 'create' }, 'insufficient_funds');
+        }
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    `${BASE}/:id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Fetch an address verification',
+        security,
+        params: IdParam,
+        response: { 200: success(S.AddressRecord), ...errorsA(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const id = parseId(request.params.id, 'Address verification');
+      return { status: 'success' as const, data: await getAddressVerification(db, scopeOf(request.auth), id, urls) };
+    },
+  );
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List address verifications, newest first',
+        security,
+        querystring: PageQuery,
+        response: { 200: listOf(S.AddressRecord), ...errorsA(400, 401) },
+      },
+    },
+    async (request) => {
+      const page = parsePage(request.query);
+      const { records, total } = await listAddressVerifications(db, scopeOf(request.auth), page, urls);
+      return listEnvelope(records, page, total);
+    },
+  );
+
+  app.delete(
+    `${BASE}/:id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Cancel an address verification in progress',
+        description:
+          'Refunds the price when no agent visit has started yet. A completed or cancelled verification cannot be cancelled (409).',
+        security,
+        params: IdParam,
+        response: { 200: Ok, ...errorsA(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      const id = parseId(request.params.id, 'Address verification');
+      await db.transaction().execute((trx) => applyAddressTransition(trx, scopeOf(request.auth), id, { to: 'cancelled' }, urls));
+      return { status: 'success' as const, data: 'ok' as const };
+    },
+  );
+
+  app.post(
+    `${BASE}/marketplace`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: "Fetch a person's most recent verified address (address by identity)",
+        description:
+          'Searches addresses verified for any account in the same mode within maxAddressAge months, for the given id number whose applicant names match. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found.',
+        security,
+        body: S.MarketplaceBody,
+        response: { 200: success(S.MarketplaceRecord), ...errorsA(400, 401, 402, 404) },
+      },
+    },
+    async (request) => {
+      const { auth } = request;
+      const found = await findVerifiedAddress(db, auth.mode, request.body);
+      const usage = { ...scopeOf(auth), billable: ADDRESS_BILLABLES.address_marketplace, subject: marketplaceSubject(request.body) };
+      if (!found) {
+        await recordUsage(db, usage, 'not_found');
+        throw new ApiError('NOT_FOUND_ERROR', 'Address not found: no verified address matches this identity within maxAddressAge');
+      }
+      const charged = await chargeUsage(db, usage);
+      if (!charged.paid) throw paymentRequired();
+      return { status: 'success' as const, data: found };
+    },
+  );
+
+  app.post(
+    '/v1/test-helpers/addresses/:id/complete',
+    {
+      schema: {
+        tags: ['Test helpers'],
+        summary: 'Test mode: complete an address verification as a field agent would (webhook included)',
+        description: `A failed outcome takes a reason (subStatus), one of: ${ADDRESS_FAILURE_REASONS.join(', ')}. Live secrets get 404.`,
+        security,
+        params: IdParam,
+        body: S.OutcomeBody,
+        response: { 200: success(S.AddressRecord), ...errorsA(400, 401, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { auth } = request;
+      if (auth.mode !== 'test') throw new ApiError('NOT_FOUND_ERROR', 'Test helpers exist in test mode only');
+      const id = parseId(request.params.id, 'Address verification');
+      const { outcome } = request.body;
+      const reason = outcome === 'failed' ? (request.body.reason ?? DEFAULT_ADDRESS_FAILURE) : undefined;
+      if (reason !== undefined && !(ADDRESS_FAILURE_REASONS as readonly string[]).includes(reason)) {
+        throw new ApiError('VALIDATION_ERROR', `reason must be one of ${ADDRESS_FAILURE_REASONS.join(', ')}`);
+      }
+      const record = await db.transaction().execute(async (trx) => {
+        const current = await getAddressVerification(trx, scopeOf(auth), id, urls);
+        return applyAddressTransition(
+          trx,
+          scopeOf(auth),
+          id,
+          { to: outcome === 'verified' ? 'verified' : 'not_verified', report: sandboxReport(current.state, outcome, reason) },
+          urls,
+        );
+      });
+      return { status: 'success' as const, data: record };
+    },
+  );
+}

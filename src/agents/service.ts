@@ -1,0 +1,325 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { normalizePhone } from '../identities/matching.js';
+import { resolveState } from '../locations/nigeria.js';
+import type { DB, Mode } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import type { FieldTaskKind } from './tables.js';
+
+/**
+ * Field agents (the operator's people who visit addresses and businesses) and their tasks.
+ * An agent authenticates with their own credential, `ak_` + 32 random bytes, stored hashed.
+ * A task is one live verification to visit; it is assigned when it is created to the active
+ * agent covering its state with the fewest open tasks, or waits unassigned for the operator.
+ */
+
+const CREDENTIAL_FORMAT = /^ak_[A-Za-z0-9_-]{43}$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export type CredentialGenerator = () => string;
+export const generateAgentCredential: CredentialGenerator = () => `ak_${randomBytes(32).toString('base64url')}`;
+
+function hashCredential(credential: string): string {
+  return createHash('sha256').update(credential).digest('hex');
+}
+
+function credentialHint(credential: string): string {
+  return `${credential.slice(0, 6)}…${credential.slice(-4)}`;
+}
+
+/** A bad operator input (CLI): the message says what to fix. */
+export class AgentInputError extends Error {}
+
+export interface AgentView {
+  id: string;
+  name: string;
+  email: string;
+  phone: string;
+  states: string[];
+  active: boolean;
+  openTasks: number;
+  credentialHint: string;
+  createdAt: string;
+}
+
+export interface NewAgent {
+  name: string;
+  email: string;
+  phone: string;
+  /** State names in any accepted spelling ("lagos", "Abuja"). */
+  states: string[];
+}
+
+export interface AgentContext {
+  agentId: string;
+  name: string;
+}
+
+export interface FieldTaskRef {
+  kind: FieldTaskKind;
+  verificationId: number;
+  orgId: string;
+  mode: Mode;
+}
+
+export interface FieldTask extends FieldTaskRef {
+  state: string;
+  agentId: string | null;
+  createdAt: Date;
+  assignedAt: Date | null;
+}
+
+/** The agent's details checked and normalized (E.164 phone, canonical states); throws AgentInputError. */
+export function checkAgent(input: NewAgent): NewAgent {
+  const name = input.name.trim();
+  if (name === '') throw new AgentInputError('--name must not be empty');
+  const email = input.email.trim();
+  if (!EMAIL.test(email)) throw new AgentInputError(`--email "${input.email}" is not an email address`);
+  const phone = normalizePhone(input.phone);
+  if (!phone) throw new AgentInputError(`--phone "${input.phone}" is not a valid Nigerian phone number`);
+  const states = new Set<string>();
+  for (const raw of input.states) {
+    if (raw.trim() === '') continue;
+    const state = resolveState(raw);
+    if (!state) throw new AgentInputError(`--states: "${raw.trim()}" is not a Nigerian state (or FCT)`);
+    states.add(state);
+  }
+  if (states.size === 0) throw new AgentInputError('--states must name at least one state, e.g. "Lagos,Ogun"');
+  return { name, email, phone, states: [...states].sort() };
+}
+
+const openTaskCount = (agentColumn: string) =>
+  sql<number>`(select count(*)::int from field_tasks t where t.agent_id = ${sql.ref(agentColumn)} and t.closed_at is null)`;
+
+async function view(db: Kysely<DB>, id: string): Promise<AgentView> {
+  const [agent] = await listAgents(db, id);
+  if (!agent) throw new AgentInputError(`no agent ${id}`);
+  return agent;
+}
+
+export async function createAgent(
+  db: Kysely<DB>,
+  input: NewAgent,
+  generate: CredentialGenerator = generateAgentCredential,
+): Promise<{ agent: AgentView; credential: string }> {
+  const agent = checkAgent(input);
+  const credential = generate();
+  const id = randomUUID();
+  const inserted = await db
+    .insertInto('field_agents')
+    .values({ id, ...agent, credential_hash: hashCredential(credential), credential_hint: credentialHint(credential) })
+    .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) throw new AgentInputError(`an agent with the email ${agent.email} already exists`);
+  return { agent: await view(db, id), credential };
+}
+
+/** Every agent (or one), with their open task count. */
+export async function listAgents(db: Kysely<DB>, onlyId?: string): Promise<AgentView[]> {
+  let query = db
+    .selectFrom('field_agents as a')
+    .select(['a.id', 'a.name', 'a.email', 'a.phone', 'a.states', 'a.active', 'a.credential_hint', 'a.created_at'])
+    .select(openTaskCount('a.id').as('open_tasks'))
+    .orderBy('a.created_at')
+    .orderBy('a.id');
+  if (onlyId !== undefined) {
+    if (!/^[0-9a-f-]{36}$/i.test(onlyId)) return [];
+    query = query.where('a.id', '=', onlyId);
+  }
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    states: row.states,
+    active: row.active,
+    openTasks: Number(row.open_tasks),
+    credentialHint: row.credential_hint,
+    createdAt: row.created_at.toISOString(),
+  }));
+}
+
+/** Replaces an agent's credential; the old one stops working at once. */
+export async function rotateAgentCredential(
+  db: Kysely<DB>,
+  id: string,
+  generate: CredentialGenerator = generateAgentCredential,
+): Promise<{ agent: AgentView; credential: string }> {
+  await view(db, id);
+  const credential = generate();
+  await db
+    .updateTable('field_agents')
+    .set({ credential_hash: hashCredential(credential), credential_hint: credentialHint(credential) })
+    .where('id', '=', id)
+    .execute();
+  return { agent: await view(db, id), credential };
+}
+
+/**
+ * Deactivates an agent: their credential stops working and each open task moves to the
+ * least-loaded other agent covering its state, or becomes unassigned.
+ */
+export async function deactivateAgent(db: Kysely<DB>, id: string, now = new Date()): Promise<AgentView> {
+  await view(db, id);
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('field_agents').set({ active: false }).where('id', '=', id).execute();
+    const open = await trx
+      .selectFrom('field_tasks')
+      .select(['kind', 'verification_id', 'state'])
+      .where('agent_id', '=', id)
+      .where('closed_at', 'is', null)
+      .orderBy('assigned_at')
+      .execute();
+    for (const task of open) {
+      const next = await pickAgent(trx, task.state);
+      await trx
+        .updateTable('field_tasks')
+        .set({ agent_id: next, assigned_at: next ? now : null })
+        .where('kind', '=', task.kind)
+        .where('verification_id', '=', task.verification_id)
+        .execute();
+    }
+  });
+  return view(db, id);
+}
+
+/** The agent a credential belongs to; 401 unless it is an active agent's current credential. */
+export async function authenticateAgent(db: Kysely<DB>, header: string | undefined): Promise<AgentContext> {
+  const credential = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  if (!credential) throw new ApiError('ACCESS_DENIED', 'Send "Authorization: Bearer <agent credential>"');
+  if (!CREDENTIAL_FORMAT.test(credential)) throw new ApiError('ACCESS_DENIED', 'Invalid agent credential');
+  const agent = await db
+    .selectFrom('field_agents')
+    .select(['id', 'name'])
+    .where('credential_hash', '=', hashCredential(credential))
+    .where('active', '=', true)
+    .executeTakeFirst();
+  if (!agent) throw new ApiError('ACCESS_DENIED', 'Invalid agent credential');
+  return { agentId: agent.id, name: agent.name };
+}
+
+/** The active agent covering `state` with the fewest open tasks (oldest agent on a tie), if any. */
+async function pickAgent(db: Kysely<DB>, state: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('field_agents as a')
+    .select('a.id')
+    .where('a.active', '=', true)
+    .where(sql<boolean>`${state} = any(a.states)`)
+    .orderBy(openTaskCount('a.id'))
+    .orderBy('a.created_at')
+    .orderBy('a.id')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/**
+ * Opens the task of a new live verification, in its creating transaction, and assigns it to
+ * the least-loaded active agent covering the state. Concurrent creates may both pick the same
+ * agent: the balance is a preference, not a promise. Returns the agent's id, or null.
+ */
+export async function openFieldTask(db: Kysely<DB>, task: FieldTaskRef & { state: string }, now = new Date()): Promise<string | null> {
+  const agentId = await pickAgent(db, task.state);
+  await db
+    .insertInto('field_tasks')
+    .values({
+      kind: task.kind,
+      verification_id: task.verificationId,
+      org_id: task.orgId,
+      mode: task.mode,
+      state: task.state,
+      agent_id: agentId,
+      created_at: now,
+      assigned_at: agentId ? now : null,
+    })
+    .execute();
+  return agentId;
+}
+
+/** Closes a verification's task (completed or cancelled), in the transition's transaction. */
+export async function closeFieldTask(db: Kysely<DB>, kind: FieldTaskKind, verificationId: number, now = new Date()): Promise<void> {
+  await db
+    .updateTable('field_tasks')
+    .set({ closed_at: now })
+    .where('kind', '=', kind)
+    .where('verification_id', '=', verificationId)
+    .where('closed_at', 'is', null)
+    .execute();
+}
+
+const TASK_COLUMNS = ['kind', 'verification_id', 'org_id', 'mode', 'state', 'agent_id', 'created_at', 'assigned_at'] as const;
+
+function toTask(row: {
+  kind: FieldTaskKind;
+  verification_id: number;
+  org_id: string;
+  mode: Mode;
+  state: string;
+  agent_id: string | null;
+  created_at: Date;
+  assigned_at: Date | null;
+}): FieldTask {
+  return {
+    kind: row.kind,
+    verificationId: Number(row.verification_id),
+    orgId: row.org_id,
+    mode: row.mode,
+    state: row.state,
+    agentId: row.agent_id,
+    createdAt: row.created_at,
+    assignedAt: row.assigned_at,
+  };
+}
+
+/** An agent's open tasks, oldest assignment first. */
+export async function openTasksOf(db: Kysely<DB>, agentId: string): Promise<FieldTask[]> {
+  const rows = await db
+    .selectFrom('field_tasks')
+    .select(TASK_COLUMNS)
+    .where('agent_id', '=', agentId)
+    .where('closed_at', 'is', null)
+    .orderBy('assigned_at')
+    .orderBy('verification_id')
+    .execute();
+  return rows.map(toTask);
+}
+
+/** One open task of the agent, or undefined (not theirs, closed, or unknown). */
+export async function findOpenTask(db: Kysely<DB>, agentId: string, kind: FieldTaskKind, verificationId: number): Promise<FieldTask | undefined> {
+  const row = await db
+    .selectFrom('field_tasks')
+    .select(TASK_COLUMNS)
+    .where('agent_id', '=', agentId)
+    .where('kind', '=', kind)
+    .where('verification_id', '=', verificationId)
+    .where('closed_at', 'is', null)
+    .executeTakeFirst();
+  return row ? toTask(row) : undefined;
+}
+
+/** Open tasks for the operator, oldest first: all, one agent's, or those nobody covers. */
+export async function listOpenTasks(db: Kysely<DB>, filter: { agentId?: string; unassigned?: boolean } = {}, limit = 1000): Promise<FieldTask[]> {
+  let query = db.selectFrom('field_tasks').select(TASK_COLUMNS).where('closed_at', 'is', null);
+  if (filter.unassigned) query = query.where('agent_id', 'is', null);
+  else if (filter.agentId !== undefined) query = query.where('agent_id', '=', filter.agentId);
+  const rows = await query.orderBy('created_at').orderBy('verification_id').limit(limit).execute();
+  return rows.map(toTask);
+}
+
+/** Operator: gives an open task to an agent (any active agent, whatever states they cover). */
+export async function assignTask(db: Kysely<DB>, kind: FieldTaskKind, verificationId: number, agentId: string, now = new Date()): Promise<FieldTask> {
+  const agent = await view(db, agentId);
+  if (!agent.active) throw new AgentInputError(`agent ${agentId} is deactivated`);
+  const row = await db
+    .updateTable('field_tasks')
+    .set({ agent_id: agentId, assigned_at: now })
+    .where('kind', '=', kind)
+    .where('verification_id', '=', verificationId)
+    .where('closed_at', 'is', null)
+    .returning(TASK_COLUMNS)
+    .executeTakeFirst();
+  if (!row) throw new AgentInputError(`no open ${kind} task ${verificationId}`);
+  return toTask(row);
+}

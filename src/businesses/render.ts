@@ -1,0 +1,89 @@
+import { coordinate, photoUrls, renderApplicant, renderNeighbor, timestamp, type ApplicantView } from '../agents/render.js';
+import type { Neighbor } from '../agents/visit.js';
+import type { FileUrls } from '../files/urls.js';
+import type { StatusTriple } from '../platform/state-machine.js';
+import { BUSINESS_MACHINE } from './states.js';
+import type { BusinessRow } from './tables.js';
+
+export interface BusinessInfo {
+  name: string;
+  type: string;
+  rcNumber: string;
+  isBusinessKnown?: boolean;
+  isBusinessOwnerKnown?: boolean;
+  ownerVisitsFrequently?: boolean;
+}
+
+/** The business verification record (spec: Business verification record). */
+export interface BusinessRecord {
+  id: number;
+  reference: string;
+  applicant: ApplicantView & { email: string };
+  business: BusinessInfo;
+  canContactPoc: boolean;
+  isCorrectBusinessName?: boolean;
+  businessNameFound: string;
+  businessArea: string;
+  businessPhotos: string[];
+  photos: string[];
+  createdAt: string;
+  completedAt: string;
+  lattitude: string;
+  longitude: string;
+  neighbor: Neighbor;
+  status: StatusTriple;
+  city: string;
+  street: string;
+  landmark: string;
+  lga: string;
+  state: string;
+  country: string;
+  flaggedForReview: boolean;
+  reviewReason: string;
+}
+
+/** The columns a record is rendered from: lists select only these. */
+export const BUSINESS_RECORD_COLUMNS = [
+  'id', 'reference', 'applicant', 'name', 'type', 'rc_number', 'can_contact_poc', 'findings', 'created_at', 'completed_at',
+  'latitude', 'longitude', 'photo_ids', 'neighbor', 'status', 'reason', 'city', 'street', 'landmark', 'lga', 'state', 'country',
+  'flagged_for_review', 'review_reason',
+] as const satisfies readonly (keyof BusinessRow)[];
+
+export type BusinessRecordRow = Pick<BusinessRow, (typeof BUSINESS_RECORD_COLUMNS)[number]>;
+
+export function renderBusiness(row: BusinessRecordRow, urls: FileUrls | undefined): BusinessRecord {
+  const findings = row.findings ?? {};
+  const business: BusinessInfo = { name: row.name, type: row.type ?? '', rcNumber: row.rc_number };
+  // The three booleans appear once an agent has reported them (spec: "on some records only").
+  if (findings.isBusinessKnown !== undefined) business.isBusinessKnown = findings.isBusinessKnown;
+  if (findings.isBusinessOwnerKnown !== undefined) business.isBusinessOwnerKnown = findings.isBusinessOwnerKnown;
+  if (findings.ownerVisitsFrequently !== undefined) business.ownerVisitsFrequently = findings.ownerVisitsFrequently;
+  const photos = photoUrls(row.photo_ids, urls);
+  const record: BusinessRecord = {
+    id: Number(row.id),
+    reference: row.reference,
+    applicant: { ...renderApplicant(row.applicant), email: row.applicant.email ?? '' },
+    business,
+    canContactPoc: row.can_contact_poc,
+    businessNameFound: findings.businessNameFound ?? '',
+    businessArea: findings.businessArea ?? '',
+    businessPhotos: photos,
+    photos,
+    createdAt: timestamp(row.created_at),
+    completedAt: timestamp(row.completed_at),
+    lattitude: coordinate(row.latitude),
+    longitude: coordinate(row.longitude),
+    neighbor: renderNeighbor(row.neighbor),
+    status: BUSINESS_MACHINE.display(row.status, row.reason),
+    city: row.city,
+    street: row.street,
+    landmark: row.landmark,
+    lga: row.lga,
+    state: row.state,
+    country: row.country,
+    flaggedForReview: row.flagged_for_review,
+    reviewReason: row.review_reason ?? '',
+  };
+  if (findings.isCorrectBusinessName !== undefined) record.isCorrectBusinessName = findings.isCorrectBusinessName;
+  return record;
+}

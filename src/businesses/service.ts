@@ -1,0 +1,247 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { checkApplicant, checkPlace, checkReference, Problems, text, type ApplicantInput, type PlaceInput } from '../addresses/input.js';
+import { paymentRequired } from '../addresses/service.js';
+import { closeFieldTask, openFieldTask } from '../agents/service.js';
+import { OPEN_STATUSES, type VisitReport } from '../agents/visit.js';
+import type { FileUrls } from '../files/urls.js';
+import { chargeUsage, refund, type Billable } from '../platform/billing.js';
+import type { DB, RiskLevel } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { nextSequence, sequenceTotal, sequenceWindow, type Page, type Scope } from '../platform/pagination.js';
+import { assertTransition } from '../platform/state-machine.js';
+import { enqueueEvent } from '../webhooks/events.js';
+import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord } from './render.js';
+import { BUSINESS_MACHINE } from './states.js';
+import type { BusinessRow } from './tables.js';
+
+/** Business verifications: create, read, list, and the one transition function. */
+
+export const BUSINESS_BILLABLES = {
+  business: { type: 'business', defaultPrice: 250_000 },
+} as const satisfies Record<string, Billable>;
+
+export const BUSINESS_SEQUENCE = 'business';
+export const BUSINESS_ID_TYPES = ['BVN', 'NIN', 'KYC PHONE', 'DRIVERS LICENCE'] as const;
+export const BUSINESS_TYPES = ['Formal', 'Informal'] as const;
+const RC_NUMBER = /^(RC|BN|IT)?\d{1,10}$/;
+
+export interface BusinessVerificationInput extends PlaceInput {
+  reference?: string | undefined;
+  name?: string | undefined;
+  type?: string | undefined;
+  /** Sample-request aliases of name and type. */
+  businessName?: string | undefined;
+  businessType?: string | undefined;
+  rcNumber?: string | undefined;
+  canContactPoc?: boolean | undefined;
+  applicant?: ApplicantInput | undefined;
+}
+
+export interface CreateBusinessOptions {
+  chargeable: boolean;
+  riskLevel?: RiskLevel;
+  now?: Date;
+  generateReference?: () => string;
+}
+
+export const generateBusinessReference = () => `biz_${randomBytes(10).toString('hex')}`;
+
+function validate(input: BusinessVerificationInput, riskLevel: RiskLevel) {
+  const problems = new Problems();
+  const reference = checkReference(input.reference, problems);
+  const place = checkPlace(input, problems);
+  const name = text(input.name) ?? text(input.businessName);
+  if (name === undefined) problems.add('name (or businessName) is required');
+  else if (name.length > 200) problems.add('name must be at most 200 characters');
+  const typeRaw = text(input.type) ?? text(input.businessType);
+  const type = BUSINESS_TYPES.find((value) => value === typeRaw);
+  if (typeRaw !== undefined && !type) problems.add(`type must be one of ${BUSINESS_TYPES.join(', ')}`);
+  const rcRaw = text(input.rcNumber);
+  const rcNumber = rcRaw?.replace(/[\s-]+/g, '').toUpperCase();
+  if (rcNumber !== undefined && !RC_NUMBER.test(rcNumber)) problems.add('rcNumber must be a registration number such as 1284395 or RC1284395');
+  const { applicant } = checkApplicant(input.applicant, { required: [], riskLevel, idTypes: BUSINESS_ID_TYPES }, problems);
+  problems.throwIfAny();
+  return { reference, place, name: name!, type: type ?? null, rcNumber: rcNumber ?? '', applicant };
+}
+
+function duplicate(reference: string): ApiError {
+  return new ApiError('CONFLICT', `A business verification with reference "${reference}" already exists`);
+}
+
+/**
+ * Creates a business verification inside the caller's transaction: validates, charges a live
+ * wallet (402 and nothing kept when short), takes the next list position and opens the field
+ * task of a live verification. A duplicate reference is 409 with nothing charged.
+ */
+export async function createBusinessVerification(
+  trx: Transaction<DB>,
+  scope: Scope,
+  input: BusinessVerificationInput,
+  options: CreateBusinessOptions,
+): Promise<BusinessRecord> {
+  const checked = validate(input, options.riskLevel ?? 'NONE');
+  const now = options.now ?? new Date();
+  const reference = checked.reference ?? (options.generateReference ?? generateBusinessReference)();
+  const taken = await trx
+    .selectFrom('business_verifications')
+    .select('id')
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .where('reference', '=', reference)
+    .executeTakeFirst();
+  if (taken) throw duplicate(reference);
+  let charged = 0;
+  if (options.chargeable) {
+    const usage = await chargeUsage(trx, { ...scope, billable: BUSINESS_BILLABLES.business, subject: `reference ${reference}` });
+    if (!usage.paid) throw paymentRequired();
+    charged = usage.price;
+  }
+  const seq = await nextSequence(trx, scope, BUSINESS_SEQUENCE);
+  let row: BusinessRow;
+  try {
+    row = await trx
+      .insertInto('business_verifications')
+      .values({
+        org_id: scope.orgId,
+        mode: scope.mode,
+        seq,
+        reference,
+        applicant: JSON.stringify(checked.applicant),
+        name: checked.name,
+        type: checked.type,
+        rc_number: checked.rcNumber,
+        can_contact_poc: input.canContactPoc ?? false,
+        ...checked.place,
+        charged,
+        created_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw duplicate(reference);
+    throw err;
+  }
+  if (scope.mode === 'live') {
+    await openFieldTask(trx, { kind: 'business', verificationId: Number(row.id), ...scope, state: row.state }, now);
+  }
+  return renderBusiness(row, undefined);
+}
+
+export const businessNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Business verification not found');
+
+/** The whole row, locked for the transition that follows. */
+async function lockRow(trx: Transaction<DB>, scope: Scope, id: number): Promise<BusinessRow | undefined> {
+  return trx
+    .selectFrom('business_verifications')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function getBusinessVerification(db: Kysely<DB>, scope: Scope, id: number, urls: FileUrls): Promise<BusinessRecord> {
+  const row = await db
+    .selectFrom('business_verifications')
+    .select(BUSINESS_RECORD_COLUMNS)
+    .where('id', '=', id)
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .executeTakeFirst();
+  if (!row) throw businessNotFound();
+  return renderBusiness(row, urls);
+}
+
+export async function listBusinessVerifications(
+  db: Kysely<DB>,
+  scope: Scope,
+  page: Page,
+  urls: FileUrls,
+): Promise<{ records: BusinessRecord[]; total: number }> {
+  const total = await sequenceTotal(db, scope, BUSINESS_SEQUENCE);
+  const { upper, lower } = sequenceWindow(total, page);
+  if (upper <= 0) return { records: [], total };
+  const rows = await db
+    .selectFrom('business_verifications')
+    .select(BUSINESS_RECORD_COLUMNS)
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .where('seq', '>', lower)
+    .where('seq', '<=', upper)
+    .orderBy('seq', 'desc')
+    .execute();
+  return { records: rows.map((row) => renderBusiness(row, urls)), total };
+}
+
+export type BusinessChange =
+  | { to: 'visiting' }
+  | { to: 'cancelled' }
+  | { to: 'verified' | 'not_verified'; report: VisitReport };
+
+/**
+ * The one function that moves a business verification between states (BUSINESS_MACHINE): it
+ * locks and updates the row, closes the field task, refunds a cancellation before any visit and
+ * queues the webhook, in the caller's transaction.
+ */
+export async function applyBusinessTransition(
+  trx: Transaction<DB>,
+  scope: Scope,
+  id: number,
+  change: BusinessChange,
+  urls: FileUrls,
+  now = new Date(),
+): Promise<BusinessRecord> {
+  const row = await lockRow(trx, scope, id);
+  if (!row) throw businessNotFound();
+  if (change.to === 'cancelled' && !OPEN_STATUSES.includes(row.status)) {
+    throw new ApiError('CONFLICT', `This business verification is already ${row.status === 'cancelled' ? 'cancelled' : 'complete'} and cannot be cancelled`);
+  }
+  assertTransition(BUSINESS_MACHINE, row.status, change.to);
+  let updated: BusinessRow;
+  if (change.to === 'visiting') {
+    updated = await trx
+      .updateTable('business_verifications')
+      .set({ status: 'visiting', visit_started_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return renderBusiness(updated, urls);
+  }
+  if (change.to === 'cancelled') {
+    updated = await trx
+      .updateTable('business_verifications')
+      .set({ status: 'cancelled', cancelled_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (row.charged > 0 && row.visit_started_at === null) {
+      await refund(trx, scope.orgId, row.charged, `business ${row.reference} cancelled before a visit`);
+    }
+  } else {
+    const { report } = change;
+    updated = await trx
+      .updateTable('business_verifications')
+      .set({
+        status: change.to,
+        reason: change.to === 'not_verified' ? (report.reason ?? null) : null,
+        visit_started_at: row.visit_started_at ?? now,
+        completed_at: now,
+        latitude: report.latitude ?? null,
+        longitude: report.longitude ?? null,
+        photo_ids: report.photoIds,
+        neighbor: JSON.stringify(report.neighbor),
+        findings: JSON.stringify(report.findings),
+        flagged_for_review: report.reviewReason !== undefined,
+        review_reason: report.reviewReason ?? null,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+  await closeFieldTask(trx, 'business', id, now);
+  const record = renderBusiness(updated, urls);
+  await enqueueEvent(trx, { ...scope, type: change.to === 'cancelled' ? 'business.cancelled' : 'business.completed', data: record }, now);
+  return record;
+}

@@ -1,0 +1,18 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { BusinessFindings, FieldVisitColumns } from '../agents/visit.js';
+
+export interface BusinessVerificationsTable extends FieldVisitColumns {
+  name: string;
+  type: ColumnType<'Formal' | 'Informal' | null, 'Formal' | 'Informal' | null | undefined, never>;
+  rc_number: ColumnType<string, string | undefined, never>;
+  can_contact_poc: ColumnType<boolean, boolean | undefined, never>;
+  findings: ColumnType<BusinessFindings | null, string | null | undefined, string | null>;
+}
+
+export type BusinessRow = Selectable<BusinessVerificationsTable>;
+
+declare module '../platform/db/schema.js' {
+  interface DB {
+    business_verifications: BusinessVerificationsTable;
+  }
+}

@@ -1,0 +1,49 @@
+import type { Kysely } from 'kysely';
+import type { FieldTaskRef } from '../agents/service.js';
+import type { FieldTaskSource, TaskSummary } from '../agents/tasks.js';
+import type { FileUrls } from '../files/urls.js';
+import type { DB } from '../platform/db/schema.js';
+import { applyBusinessTransition } from './service.js';
+import { BUSINESS_FAILURE_REASONS, DEFAULT_BUSINESS_FAILURE } from './states.js';
+
+/** Business verifications as field tasks. The contact's phone is shown only when the customer allowed contact. */
+export function businessTaskSource(urls: FileUrls): FieldTaskSource {
+  return {
+    kind: 'business',
+    reasons: BUSINESS_FAILURE_REASONS,
+    defaultReason: DEFAULT_BUSINESS_FAILURE,
+    async summarize(db: Kysely<DB>, tasks: readonly FieldTaskRef[]) {
+      const out = new Map<number, TaskSummary>();
+      if (tasks.length === 0) return out;
+      const rows = await db
+        .selectFrom('business_verifications')
+        .select([
+          'id', 'org_id', 'mode', 'reference', 'applicant', 'name', 'type', 'rc_number', 'can_contact_poc',
+          'street', 'city', 'landmark', 'lga', 'state', 'country', 'visit_started_at',
+        ])
+        .where('id', 'in', tasks.map((task) => task.verificationId))
+        .execute();
+      const expected = new Map(tasks.map((task) => [task.verificationId, task]));
+      for (const row of rows) {
+        const task = expected.get(Number(row.id));
+        if (!task || task.orgId !== row.org_id || task.mode !== row.mode) continue;
+        const name = [row.applicant.firstname, row.applicant.lastname].filter(Boolean).join(' ');
+        out.set(Number(row.id), {
+          reference: row.reference,
+          place: { street: row.street, city: row.city, landmark: row.landmark, lga: row.lga, state: row.state, country: row.country },
+          contact: { name, phone: row.can_contact_poc ? (row.applicant.phone ?? '') : '' },
+          business: { name: row.name, type: row.type ?? '', rcNumber: row.rc_number },
+          visitStartedAt: row.visit_started_at?.toISOString() ?? '',
+        });
+      }
+      return out;
+    },
+    async startVisit(trx, scope, id, now) {
+      await applyBusinessTransition(trx, scope, id, { to: 'visiting' }, urls, now);
+    },
+    async complete(trx, scope, id, report, now) {
+      const to = report.outcome === 'verified' ? 'verified' : 'not_verified';
+      await applyBusinessTransition(trx, scope, id, { to, report }, urls, now);
+    },
+  };
+}

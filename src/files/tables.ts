@@ -1,0 +1,18 @@
+import type { ColumnType } from 'kysely';
+import type { Mode } from '../platform/db/schema.js';
+
+export interface UploadedFilesTable {
+  id: string;
+  org_id: string;
+  mode: Mode;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+declare module '../platform/db/schema.js' {
+  interface DB {
+    uploaded_files: UploadedFilesTable;
+  }
+}
