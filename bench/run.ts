@@ -16,9 +16,11 @@ import { formatSection } from './lib/report.js';
 import type { BenchContext, Section, SectionReport } from './lib/section.js';
 import { biometrics } from './sections/biometrics.js';
 import { identity } from './sections/identity.js';
+import { lists } from './sections/lists.js';
 import { registryImport } from './sections/registry-import.js';
+import { webhooks } from './sections/webhooks.js';
 
-const SECTIONS: Section[] = [identity, registryImport, biometrics];
+const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, lists];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;

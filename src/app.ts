@@ -3,7 +3,17 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { DestinationStream } from 'pino';
+import { addressRoutes } from './addresses/routes.js';
+import { addressTaskSource } from './addresses/tasks.js';
+import { agentRoutes } from './agents/routes.js';
+import { businessRoutes } from './businesses/routes.js';
+import { businessTaskSource } from './businesses/tasks.js';
 import type { Config } from './config.js';
+import { employmentRoutes } from './employments/routes.js';
+import { fileRoutes } from './files/routes.js';
+import { openFileStore } from './files/store.js';
+import { fileUrls, loadSigningKey } from './files/urls.js';
+import { guarantorRoutes } from './guarantors/routes.js';
 import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
 import { EmbeddedRegistry } from './identities/registry/embedded.js';
@@ -13,6 +23,8 @@ import { identityRoutes } from './identities/routes.js';
 import type { Database } from './platform/db/database.js';
 import { registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { respondentPages } from './respondents/routes.js';
+import { respondentsFor } from './respondents/service.js';
 
 export interface AppOptions {
   config: Config;
@@ -72,6 +84,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(identityRoutes, { db: database.db, lookups });
   await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls });
+
+  // Field verifications: address and business records, the agents who visit, and their photos.
+  const fileStore = openFileStore(config);
+  const urls = fileUrls(await loadSigningKey(database.db), config.publicUrl);
+  await app.register(addressRoutes, { db: database.db, urls });
+  await app.register(businessRoutes, { db: database.db, urls });
+  await app.register(agentRoutes, { db: database.db, store: fileStore, sources: [addressTaskSource(urls), businessTaskSource(urls)] });
+  await app.register(fileRoutes, { db: database.db, store: fileStore, urls });
+
+  // Respondent-completed verifications: guarantors and employers answer on pages under /respond.
+  const respondents = respondentsFor(database.db, config, app.log);
+  app.addHook('onClose', () => respondents.close());
+  await app.register(guarantorRoutes, { db: database.db, respondents, lookups, fileUrls: urls });
+  await app.register(employmentRoutes, { db: database.db, respondents });
+  await app.register(respondentPages, { respondents, prefix: '/respond' });
 
   return app;
 }

@@ -2,10 +2,15 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
+import { ADDRESS_BILLABLES } from './addresses/service.js';
+import { registerAgentCommands } from './agents/cli.js';
 import { buildApp } from './app.js';
+import { BUSINESS_BILLABLES } from './businesses/service.js';
 import { choice, CliError, kobo, print, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
 import { seedDemo } from './demo.js';
+import { EMPLOYMENT_BILLABLES } from './employments/service.js';
+import { GUARANTOR_BILLABLES } from './guarantors/service.js';
 import { IDENTITY_BILLABLES } from './identities/lookups.js';
 import { importRegistry } from './identities/registry/import.js';
 import { loadTestIdentities } from './identities/registry/test-identities.js';
@@ -13,9 +18,18 @@ import { priceOf, setPrice } from './platform/billing.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
+import { registerOutboxCommands } from './respondents/cli.js';
+import { registerWebhookCommands } from './webhooks/cli.js';
+import { runWorkerProcess, startWorker } from './worker.js';
 
 /** Every billable type `vouch price set` accepts. */
-const BILLABLES = Object.values(IDENTITY_BILLABLES);
+const BILLABLES = [
+  ...Object.values(IDENTITY_BILLABLES),
+  ...Object.values(ADDRESS_BILLABLES),
+  ...Object.values(BUSINESS_BILLABLES),
+  ...Object.values(GUARANTOR_BILLABLES),
+  ...Object.values(EMPLOYMENT_BILLABLES),
+];
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -23,12 +37,14 @@ async function serve(): Promise<void> {
   await migrate(database.db);
   const demo = config.demo ? await seedDemo(database.db) : undefined;
   const app = await buildApp({ config, database });
+  const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    await worker?.stop();
     await database.close();
     process.exit(0);
   };
@@ -65,7 +81,8 @@ export function buildCli(): Command {
     .description('Vouch: identity and field verification service for Nigeria')
     .configureOutput({ outputError: (text, write) => write(text) });
 
-  program.command('serve').description('run the API (what `npm start` runs)').action(serve);
+  program.command('serve').description('run the API (what `npm start` runs) and, unless VOUCH_WORKER=off, the worker').action(serve);
+  program.command('worker').description('run only the background worker (webhook deliveries); beside `serve` it needs PostgreSQL').action(runWorkerProcess);
 
   program
     .command('migrate')
@@ -208,6 +225,10 @@ export function buildCli(): Command {
         .join('\n');
       print(!!opts.json, identities, human);
     });
+
+  registerWebhookCommands(program);
+  registerAgentCommands(program);
+  registerOutboxCommands(program);
 
   return program;
 }

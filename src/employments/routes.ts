@@ -1,0 +1,135 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { requireAuth } from '../platform/auth.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
+import { parseId } from '../respondents/fields.js';
+import { Cancelled, CompleteBody, IdParam, list, success, workflowErrors } from '../respondents/schemas.js';
+import type { Respondents } from '../respondents/service.js';
+import { employerRespondent } from './page.js';
+import { CreateEmploymentBody, EmploymentRecord } from './schemas.js';
+import { EmploymentService, employmentNotFound } from './service.js';
+import { validateEmployment } from './validate.js';
+
+export interface EmploymentRoutesOptions {
+  db: Kysely<DB>;
+  respondents: Respondents;
+}
+
+const TAGS = ['Employment verifications'];
+const BASE = '/v1/verifications/employments';
+
+const scopeOf = (request: FastifyRequest) => ({ orgId: request.auth.orgId, mode: request.auth.mode });
+
+/**
+ * Employment history verifications: the list (spec) and create, fetch and cancel (additions),
+ * plus the sandbox test helper. The employer answers on the respondent page registered here.
+ */
+export async function employmentRoutes(parent: FastifyInstance, { db, respondents }: EmploymentRoutesOptions): Promise<void> {
+  const service = new EmploymentService(db, respondents);
+  respondents.register(employerRespondent(service, () => respondents.now()));
+
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', requireAuth(db));
+  const security = [{ bearer: [] }];
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Create an employment verification (addition)',
+        description:
+          "The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price.",
+        security,
+        body: CreateEmploymentBody,
+        response: { 201: success(EmploymentRecord), ...workflowErrors(400, 402, 409) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {} as never;
+      },
+    },
+    async (request, reply) => {
+      const input = validateEmployment(request.body, request.auth.riskLevel, respondents.now());
+      const record = await service.create(request.auth, input);
+      return reply.status(201).send({ status: 'success', data: record });
+    },
+  );
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List employment history verifications, newest first',
+        security,
+        querystring: PageQuery,
+        response: { 200: list(EmploymentRecord), ...workflowErrors(400) },
+      },
+    },
+    async (request) => {
+      const page = parsePage(request.query);
+      const { records, total } = await service.list(scopeOf(request), page);
+      return listEnvelope(records, page, total);
+    },
+  );
+
+  app.get(
+    `${BASE}/:id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Fetch an employment verification (addition)',
+        security,
+        params: IdParam,
+        response: { 200: success(EmploymentRecord), ...workflowErrors(400, 404) },
+      },
+    },
+    async (request) => ({
+      status: 'success' as const,
+      data: await service.get(scopeOf(request), parseId(request.params.id, employmentNotFound)),
+    }),
+  );
+
+  app.delete(
+    `${BASE}/:id`,
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Cancel an employment verification the employer has not answered (addition)',
+        description: 'Refunds the price. A completed or cancelled verification answers 409.',
+        security,
+        params: IdParam,
+        response: { 200: Cancelled, ...workflowErrors(400, 404, 409) },
+      },
+    },
+    async (request) => {
+      await service.cancel(scopeOf(request), parseId(request.params.id, employmentNotFound));
+      return { status: 'success' as const, data: 'ok' as const };
+    },
+  );
+
+  app.post(
+    '/v1/test-helpers/employments/:id/complete',
+    {
+      schema: {
+        tags: ['Test helpers'],
+        summary: 'Complete an employment verification as the employer would (test secret only)',
+        description: 'verified: the employer confirms the claim; failed: the employer declines. Sends the same webhook. With a live secret: 404.',
+        security,
+        params: IdParam,
+        body: CompleteBody,
+        response: { 200: success(EmploymentRecord), ...workflowErrors(400, 404, 409) },
+      },
+      preValidation: async (request) => {
+        if (request.auth.mode !== 'test') throw new ApiError('NOT_FOUND_ERROR', 'Test helpers exist only in test mode: use a test secret');
+      },
+    },
+    async (request) => ({
+      status: 'success' as const,
+      data: await service.completeForTest(scopeOf(request), parseId(request.params.id, employmentNotFound), request.body.outcome),
+    }),
+  );
+}

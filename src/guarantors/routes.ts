@@ -1,0 +1,158 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { onAddressFinished } from '../addresses/service.js';
+import type { FileUrls } from '../files/urls.js';
+import type { IdentityLookups } from '../identities/lookups.js';
+import { requireAuth } from '../platform/auth.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
+import { parseId, requireMinimumLevel } from '../respondents/fields.js';
+import { Cancelled, CompleteBody, IdParam, list, success, workflowErrors } from '../respondents/schemas.js';
+import type { Respondents } from '../respondents/service.js';
+import { guarantorRespondent } from './page.js';
+import { CreateGuarantorBody, GuarantorRecord } from './schemas.js';
+import { GuarantorService, guarantorNotFound } from './service.js';
+import { validateGuarantor } from './validate.js';
+
+export interface GuarantorRoutesOptions {
+  db: Kysely<DB>;
+  respondents: Respondents;
+  lookups: IdentityLookups;
+  fileUrls: FileUrls;
+}
+
+const TAGS = ['Guarantor verifications'];
+const BASE = '/v1/verifications/guarantors';
+/** The sample request's path (spec); answered like the documented one, hidden from the OpenAPI document. */
+const ALIAS = '/v1/verifications/guarantor';
+
+const scopeOf = (request: FastifyRequest) => ({ orgId: request.auth.orgId, mode: request.auth.mode });
+
+/**
+ * Guarantor verifications: create (spec), and fetch, list and cancel (additions, in the shapes
+ * of the address endpoints), plus the sandbox test helper. The guarantor answers on the
+ * respondent page this plugin registers with `respondents`.
+ */
+export async function guarantorRoutes(parent: FastifyInstance, options: GuarantorRoutesOptions): Promise<void> {
+  const { db, respondents, lookups, fileUrls } = options;
+  const service = new GuarantorService(db, { respondents, registry: (mode) => lookups.registry(mode), fileUrls, log: parent.log });
+  respondents.register(guarantorRespondent(service, () => respondents.now()));
+  const unsubscribe = onAddressFinished(service.addressFinished);
+  parent.addHook('onClose', async () => unsubscribe());
+
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', requireAuth(db));
+  const security = [{ bearer: [] }];
+
+  for (const path of [BASE, ALIAS]) {
+    const hide = path === ALIAS;
+    app.post(
+      path,
+      {
+        schema: {
+          hide,
+          tags: TAGS,
+          summary: 'Create a guarantor verification',
+          description:
+            'The guarantor receives a link (email, or the outbox) to accept or decline and to confirm their identity with an ID of an accepted type. ' +
+            'Needs an account risk level of LOW or higher. Live mode charges the guarantor price.',
+          security,
+          body: CreateGuarantorBody,
+          response: { 201: success(GuarantorRecord), ...workflowErrors(400, 402, 403, 409) },
+        },
+        // The account's level is checked before the body: a NONE account learns that first.
+        preValidation: async (request) => {
+          requireMinimumLevel(request.auth.riskLevel, 'LOW', 'Guarantor verification');
+          request.body ??= {} as never;
+        },
+      },
+      async (request, reply) => {
+        const input = validateGuarantor(request.body, request.auth.riskLevel, respondents.now());
+        const record = await service.create(request.auth, input);
+        return reply.status(201).send({ status: 'success', data: record });
+      },
+    );
+
+    app.get(
+      path,
+      {
+        schema: {
+          hide,
+          tags: TAGS,
+          summary: 'List guarantor verifications, newest first (addition)',
+          security,
+          querystring: PageQuery,
+          response: { 200: list(GuarantorRecord), ...workflowErrors(400) },
+        },
+      },
+      async (request) => {
+        const page = parsePage(request.query);
+        const { records, total } = await service.list(scopeOf(request), page);
+        return listEnvelope(records, page, total);
+      },
+    );
+
+    app.get(
+      `${path}/:id`,
+      {
+        schema: {
+          hide,
+          tags: TAGS,
+          summary: 'Fetch a guarantor verification (addition)',
+          security,
+          params: IdParam,
+          response: { 200: success(GuarantorRecord), ...workflowErrors(400, 404) },
+        },
+      },
+      async (request) => ({
+        status: 'success' as const,
+        data: await service.get(scopeOf(request), parseId(request.params.id, guarantorNotFound)),
+      }),
+    );
+
+    app.delete(
+      `${path}/:id`,
+      {
+        schema: {
+          hide,
+          tags: TAGS,
+          summary: 'Cancel a guarantor verification in progress (addition)',
+          description: 'Refunds the price while the guarantor has not answered. A completed or cancelled verification answers 409.',
+          security,
+          params: IdParam,
+          response: { 200: Cancelled, ...workflowErrors(400, 404, 409) },
+        },
+      },
+      async (request) => {
+        await service.cancel(scopeOf(request), parseId(request.params.id, guarantorNotFound));
+        return { status: 'success' as const, data: 'ok' as const };
+      },
+    );
+  }
+
+  app.post(
+    '/v1/test-helpers/guarantors/:id/complete',
+    {
+      schema: {
+        tags: ['Test helpers'],
+        summary: 'Complete a guarantor verification as the guarantor would (test secret only)',
+        description:
+          'verified: the guarantor accepts with a matching ID (and, with verifyAddress, the address is verified); failed: the guarantor declines. ' +
+          'Sends the same webhook. With a live secret: 404.',
+        security,
+        params: IdParam,
+        body: CompleteBody,
+        response: { 200: success(GuarantorRecord), ...workflowErrors(400, 404, 409) },
+      },
+      preValidation: async (request) => {
+        if (request.auth.mode !== 'test') throw new ApiError('NOT_FOUND_ERROR', 'Test helpers exist only in test mode: use a test secret');
+      },
+    },
+    async (request) => ({
+      status: 'success' as const,
+      data: await service.completeForTest(scopeOf(request), parseId(request.params.id, guarantorNotFound), request.body.outcome),
+    }),
+  );
+}

@@ -1,0 +1,22 @@
+import type { RespondentLink } from './links.js';
+import type { RespondentKind } from './tables.js';
+
+/** Fields of a submitted form (application/x-www-form-urlencoded), first value of each name. */
+export type FormFields = Readonly<Record<string, string>>;
+
+/** A whole HTML page and its status code. */
+export interface PageResult {
+  status: number;
+  html: string;
+}
+
+/**
+ * What a kind of respondent sees and submits. The page routes resolve the link (unknown,
+ * used, expired) before calling a handler; the handler owns its verification's rules and must
+ * consume the link in the transaction that records the answer.
+ */
+export interface RespondentHandler {
+  kind: RespondentKind;
+  show(link: RespondentLink): Promise<PageResult>;
+  submit(link: RespondentLink, form: FormFields): Promise<PageResult>;
+}

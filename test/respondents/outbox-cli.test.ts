@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountsService } from '../../src/accounts/service.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { openConfiguredDatabase } from '../../src/platform/db/open.js';
+import { testConfig, bearer } from '../helpers/app.js';
+import { cliJson, expectFailure, runCli, throwawayEnv, type ThrowawayEnv } from '../helpers/cli.js';
+import { EMPLOYMENT_BODY, GUARANTOR_BODY } from './fixtures.js';
+
+// Each CLI run starts `node --import tsx src/main.ts`: a few seconds each.
+const SLOW = 60_000;
+
+describe('vouch outbox', () => {
+  let throwaway: ThrowawayEnv;
+
+  beforeAll(async () => {
+    throwaway = await throwawayEnv();
+    // Two verifications created through the API of an app on the CLI's database, then closed.
+    const config = loadConfig(throwaway.env);
+    const database = await openConfiguredDatabase(config);
+    try {
+      await migrate(database.db);
+      const app = await buildApp({ config: testConfig({ publicUrl: 'https://vouch.example.com', logLevel: 'silent' }), database });
+      const org = await new AccountsService(database.db).create({ name: 'Kudi Loans', enabled: true, riskLevel: 'LOW' });
+      const guarantor = await app.inject({ method: 'POST', url: '/v1/verifications/guarantors', headers: bearer(org.testSecret), payload: GUARANTOR_BODY });
+      expect(guarantor.statusCode).toBe(201);
+      const employment = await app.inject({ method: 'POST', url: '/v1/verifications/employments', headers: bearer(org.testSecret), payload: EMPLOYMENT_BODY });
+      expect(employment.statusCode).toBe(201);
+      await app.close();
+    } finally {
+      await database.close();
+    }
+  }, SLOW);
+  afterAll(() => throwaway.cleanup());
+
+  it('lists the messages newest first as one JSON document, links included', async () => {
+    const messages = await cliJson<Record<string, unknown>[]>(['outbox', 'list', '--json'], throwaway.env);
+    expect(messages).toHaveLength(2);
+    expect(messages.map((m) => [m.kind, m.to])).toEqual([
+      ['employer_request', 'hr@kolanut.example.com'],
+      ['guarantor_request', 'babatunde@example.com'],
+    ]);
+    expect(messages[1]).toMatchObject({ mode: 'test', sentAt: null, error: null, subject: 'Kudi Loans: will you stand as guarantor for Adaeze Okonkwo?' });
+    expect(messages[1]!.link).toMatch(/^https:\/\/vouch\.example\.com\/respond\/[A-Za-z0-9_-]{43}$/);
+    expect(messages[1]!.text).toContain(messages[1]!.link as string);
+    const one = await cliJson<unknown[]>(['outbox', 'list', '--limit', '1', '--unsent', '--json'], throwaway.env);
+    expect(one).toHaveLength(1);
+    const human = await runCli(['outbox', 'list'], throwaway.env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('to babatunde@example.com  (not sent)');
+  }, SLOW);
+
+  it('refuses a bad limit, and sending without SMTP_URL, with one line', async () => {
+    expectFailure(await runCli(['outbox', 'list', '--limit', '0', '--json'], throwaway.env), /--limit.*whole number from 1 to 1000/);
+    expectFailure(await runCli(['outbox', 'send', '1', '--json'], throwaway.env), /SMTP_URL is not set/);
+  }, SLOW);
+});
