@@ -6,11 +6,11 @@ import type { FileUrls } from '../files/urls.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
-import { nextSequence, sequenceTotal, sequenceWindow, type Page, type Scope } from '../platform/pagination.js';
+import { nextSequence, pageBySequence, type Page, type Scope, type SequencedTable } from '../platform/pagination.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { checkApplicant, checkPlace, checkReference, Problems, type ApplicantInput, type PlaceInput } from './input.js';
-import { ADDRESS_RECORD_COLUMNS, renderAddress, type AddressRecord } from './render.js';
+import { ADDRESS_RECORD_COLUMNS, renderAddress, type AddressRecord, type AddressRecordRow } from './render.js';
 import { ADDRESS_MACHINE } from './states.js';
 import type { AddressRow } from './tables.js';
 
@@ -38,6 +38,7 @@ export const ADDRESS_BILLABLES = {
 
 /** Sequence kind of address verifications (pagination). */
 export const ADDRESS_SEQUENCE = 'address';
+const ADDRESS_PAGES: SequencedTable<AddressRecordRow> = { table: 'address_verifications', kind: ADDRESS_SEQUENCE, columns: ADDRESS_RECORD_COLUMNS };
 
 /** The idTypes of the API (spec); FRSC (drivers licence) is also accepted from other modules. */
 export const ADDRESS_ID_TYPES = ['BVN', 'NIN', 'KYC'] as const;
@@ -218,18 +219,7 @@ export async function listAddressVerifications(
   page: Page,
   urls: FileUrls,
 ): Promise<{ records: AddressRecord[]; total: number }> {
-  const total = await sequenceTotal(db, scope, ADDRESS_SEQUENCE);
-  const { upper, lower } = sequenceWindow(total, page);
-  if (upper <= 0) return { records: [], total };
-  const rows = await db
-    .selectFrom('address_verifications')
-    .select(ADDRESS_RECORD_COLUMNS)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('seq', '>', lower)
-    .where('seq', '<=', upper)
-    .orderBy('seq', 'desc')
-    .execute();
+  const { rows, total } = await pageBySequence<AddressRecordRow>(db, ADDRESS_PAGES, scope, page);
   return { records: rows.map((row) => renderAddress(row, urls)), total };
 }
 

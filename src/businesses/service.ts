@@ -8,10 +8,10 @@ import type { FileUrls } from '../files/urls.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
-import { nextSequence, sequenceTotal, sequenceWindow, type Page, type Scope } from '../platform/pagination.js';
+import { nextSequence, pageBySequence, type Page, type Scope, type SequencedTable } from '../platform/pagination.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent } from '../webhooks/events.js';
-import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord } from './render.js';
+import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord, type BusinessRecordRow } from './render.js';
 import { BUSINESS_MACHINE } from './states.js';
 import type { BusinessRow } from './tables.js';
 
@@ -22,6 +22,7 @@ export const BUSINESS_BILLABLES = {
 } as const satisfies Record<string, Billable>;
 
 export const BUSINESS_SEQUENCE = 'business';
+const BUSINESS_PAGES: SequencedTable<BusinessRecordRow> = { table: 'business_verifications', kind: BUSINESS_SEQUENCE, columns: BUSINESS_RECORD_COLUMNS };
 export const BUSINESS_ID_TYPES = ['BVN', 'NIN', 'KYC PHONE', 'DRIVERS LICENCE'] as const;
 export const BUSINESS_TYPES = ['Formal', 'Informal'] as const;
 const RC_NUMBER = /^(RC|BN|IT)?\d{1,10}$/;
@@ -160,18 +161,7 @@ export async function listBusinessVerifications(
   page: Page,
   urls: FileUrls,
 ): Promise<{ records: BusinessRecord[]; total: number }> {
-  const total = await sequenceTotal(db, scope, BUSINESS_SEQUENCE);
-  const { upper, lower } = sequenceWindow(total, page);
-  if (upper <= 0) return { records: [], total };
-  const rows = await db
-    .selectFrom('business_verifications')
-    .select(BUSINESS_RECORD_COLUMNS)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('seq', '>', lower)
-    .where('seq', '<=', upper)
-    .orderBy('seq', 'desc')
-    .execute();
+  const { rows, total } = await pageBySequence<BusinessRecordRow>(db, BUSINESS_PAGES, scope, page);
   return { records: rows.map((row) => renderBusiness(row, urls)), total };
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { sequenceTotal, sequenceWindow, type Page, type Scope } from '../platform/pagination.js';
+import { pageBySequence, type Page, type Scope } from '../platform/pagination.js';
 import type { EmploymentRow, EmploymentVerificationsTable } from './tables.js';
 import type { EmploymentInput } from './validate.js';
 
@@ -89,17 +89,5 @@ export async function updateEmployment(
 
 /** Newest first; the page is a range of `seq`, so its cost does not grow with the offset. */
 export async function listEmployments(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: EmploymentRow[]; total: number }> {
-  const total = await sequenceTotal(db, scope, EMPLOYMENT_SEQUENCE);
-  const { upper, lower } = sequenceWindow(total, page);
-  if (upper <= 0) return { rows: [], total };
-  const rows = await db
-    .selectFrom('employment_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('seq', '>', lower)
-    .where('seq', '<=', upper)
-    .orderBy('seq', 'desc')
-    .execute();
-  return { rows, total };
+  return pageBySequence<EmploymentRow>(db, { table: 'employment_verifications', kind: EMPLOYMENT_SEQUENCE }, scope, page);
 }

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { sequenceTotal, sequenceWindow, type Page, type Scope } from '../platform/pagination.js';
+import { pageBySequence, type Page, type Scope } from '../platform/pagination.js';
 import type { GuarantorInput } from './validate.js';
 import type { GuarantorRow, GuarantorVerificationsTable } from './tables.js';
 
@@ -93,17 +93,5 @@ export async function updateGuarantor(
 
 /** Newest first; the page is a range of `seq`, so its cost does not grow with the offset. */
 export async function listGuarantors(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: GuarantorRow[]; total: number }> {
-  const total = await sequenceTotal(db, scope, GUARANTOR_SEQUENCE);
-  const { upper, lower } = sequenceWindow(total, page);
-  if (upper <= 0) return { rows: [], total };
-  const rows = await db
-    .selectFrom('guarantor_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('seq', '>', lower)
-    .where('seq', '<=', upper)
-    .orderBy('seq', 'desc')
-    .execute();
-  return { rows, total };
+  return pageBySequence<GuarantorRow>(db, { table: 'guarantor_verifications', kind: GUARANTOR_SEQUENCE }, scope, page);
 }

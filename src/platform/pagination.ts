@@ -50,22 +50,43 @@ export async function nextSequence(trx: Transaction<DB>, scope: Scope, kind: str
   return rows[0]!.value;
 }
 
-/** How many rows of `kind` the scope has: the exact `_pagination.total`. */
-export async function sequenceTotal(db: Kysely<DB>, scope: Scope, kind: string): Promise<number> {
-  const row = await db
-    .selectFrom('sequences')
-    .select('value')
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('kind', '=', kind)
-    .executeTakeFirst();
-  return row?.value ?? 0;
+/** A table whose rows carry a dense per-scope `seq` (1..N, from `nextSequence(kind)`), listed newest first. */
+export interface SequencedTable<Row> {
+  table: keyof DB & string;
+  /** The `sequences.kind` that numbers the rows and holds their count. */
+  kind: string;
+  /** The columns a page selects; every column when absent. */
+  columns?: readonly (keyof Row & string)[];
 }
 
-/** The rows of a page, newest first, are those with `lower < seq <= upper` (none past the end). */
-export function sequenceWindow(total: number, page: Page): { upper: number; lower: number } {
-  const upper = total - page.offset;
-  return { upper, lower: Math.max(0, upper - page.limit) };
+/**
+ * One page of a sequenced table, newest first, with the exact total, in one statement: the
+ * scope's counter gives the total and the page is the `seq` range below it, so the cost is an
+ * index range scan whatever the offset. A scope with no counter has no rows (total 0).
+ */
+export async function pageBySequence<Row>(
+  db: Kysely<DB>,
+  source: SequencedTable<Row>,
+  scope: Scope,
+  page: Page,
+): Promise<{ rows: Row[]; total: number }> {
+  const selected = source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
+  const { rows } = await sql<Row & { page_total: number; page_seq: number | null }>`
+    with counter as (
+      select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
+    )
+    select counter.value as page_total, page.* from counter left join lateral (
+      select page_table.seq as page_seq, ${selected} from ${sql.table(source.table)} page_table
+      where page_table.org_id = ${scope.orgId} and page_table.mode = ${scope.mode}
+        and page_table.seq > counter.value - ${page.offset + page.limit}::bigint
+        and page_table.seq <= counter.value - ${page.offset}::bigint
+      order by page_table.seq desc
+      limit ${page.limit}
+    ) page on true
+    order by page.page_seq desc`.execute(db);
+  const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
+  // Past the end, the left join still gives the counter's one row, with no page columns.
+  return { rows: rows[0]?.page_seq == null ? [] : rows, total };
 }
 
 export function listEnvelope<T>(data: T[], page: Page, total: number) {
