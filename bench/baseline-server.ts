@@ -1,6 +1,8 @@
 /**
- * The floor the identity benchmark measures Vouch against: bare Fastify answering one indexed
- * SELECT through a `pg` Pool, on the same database and with the same pool size as Vouch.
+ * The floor the benchmarks measure Vouch against: bare Fastify answering indexed SELECTs through
+ * a `pg` Pool, on the same database and with the same pool size as Vouch, with no auth, no
+ * rendering and no response schema. `/bvn/:bvn` is the identity section's floor; `/addresses/:org`
+ * (one statement for the page and its total, rows sent as PostgreSQL gives them) the lists section's.
  * bench/run.ts starts it as `node --import tsx bench/baseline-server.ts` with DATABASE_URL, PORT,
  * HOST and DATABASE_POOL_SIZE.
  */
@@ -19,6 +21,19 @@ app.get<{ Params: { bvn: string } }>('/bvn/:bvn', async (request, reply) => {
   const { rows } = await pool.query<{ record: unknown }>(`select record from registry_records where type = 'bvn' and key = $1`, [request.params.bvn]);
   if (rows.length === 0) return reply.status(404).send({ status: 'error', message: 'not found' });
   return { status: 'success', data: rows[0]!.record };
+});
+
+app.get<{ Params: { org: string }; Querystring: { offset?: string } }>('/addresses/:org', async (request) => {
+  const offset = Number(request.query.offset ?? 0);
+  const { rows } = await pool.query(
+    `with counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')
+     select counter.value as total, page.* from counter left join lateral (
+       select * from address_verifications
+       where org_id = $1 and mode = 'live' and seq > counter.value - $2::bigint - 20 and seq <= counter.value - $2::bigint
+       order by seq desc) page on true`,
+    [request.params.org, offset],
+  );
+  return { status: 'success', _pagination: { limit: 20, offset, total: Number(rows[0]?.total ?? 0) }, data: rows };
 });
 
 async function shutdown(): Promise<void> {

@@ -7,6 +7,11 @@ export interface LoadSettings {
   duration: number;
   /** Seconds of load before the measured run, discarded. */
   warmup: number;
+  /**
+   * Requests per second over all connections; absent, every connection sends its next request as
+   * soon as the last one is answered (the server's saturation).
+   */
+  rate?: number;
 }
 
 export interface LoadRequest {
@@ -81,6 +86,7 @@ export async function load(request: LoadRequest, settings: LoadSettings, serverP
     ...(request.body !== undefined ? { body: request.body } : {}),
     connections: settings.connections,
     pipelining: 1,
+    ...(settings.rate ? { overallRate: settings.rate } : {}),
   };
   // A separate warm-up call (not autocannon's `warmup`) so the CPU counters cover the measured run only.
   if (settings.warmup > 0) await autocannon({ ...options, duration: settings.warmup });
