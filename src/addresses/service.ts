@@ -6,7 +6,8 @@ import type { FileUrls } from '../files/urls.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
-import { nextSequence, pageBySequence, type Page, type Scope, type SequencedTable } from '../platform/pagination.js';
+import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
+import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { checkApplicant, checkPlace, checkReference, Problems, type ApplicantInput, type PlaceInput } from './input.js';
@@ -38,7 +39,7 @@ export const ADDRESS_BILLABLES = {
 
 /** Sequence kind of address verifications (pagination). */
 export const ADDRESS_SEQUENCE = 'address';
-const ADDRESS_PAGES: SequencedTable<AddressRecordRow> = { table: 'address_verifications', kind: ADDRESS_SEQUENCE, columns: ADDRESS_RECORD_COLUMNS };
+const addresses = scopedTable('address_verifications', ADDRESS_SEQUENCE);
 
 /** The idTypes of the API (spec); FRSC (drivers licence) is also accepted from other modules. */
 export const ADDRESS_ID_TYPES = ['BVN', 'NIN', 'KYC'] as const;
@@ -107,17 +108,6 @@ function validate(input: AddressVerificationInput, options: CreateAddressOptions
   return { reference, place, applicant, identityKey };
 }
 
-async function referenceTaken(db: Kysely<DB>, scope: Scope, reference: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('address_verifications')
-    .select('id')
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('reference', '=', reference)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 function duplicate(reference: string): ApiError {
   return new ApiError('CONFLICT', `An address verification with reference "${reference}" already exists`);
 }
@@ -140,7 +130,7 @@ export async function createAddressVerification(
   const checked = validate(input, options);
   const now = options.now ?? new Date();
   const reference = checked.reference ?? (options.generateReference ?? generateAddressReference)();
-  if (await referenceTaken(trx, scope, reference)) throw duplicate(reference);
+  if (await addresses.referenceTaken(trx, scope, reference)) throw duplicate(reference);
   let charged = 0;
   if (options.chargeable) {
     const usage = await chargeUsage(trx, { ...scope, billable: ADDRESS_BILLABLES.address, subject: `reference ${reference}` });
@@ -188,26 +178,8 @@ export function parseId(raw: string, what: string): number {
 
 export const addressNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Address verification not found');
 
-/** The whole row, locked for the transition that follows. */
-async function lockRow(trx: Transaction<DB>, scope: Scope, id: number): Promise<AddressRow | undefined> {
-  return trx
-    .selectFrom('address_verifications')
-    .selectAll()
-    .where('id', '=', id)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
 export async function getAddressVerification(db: Kysely<DB>, scope: Scope, id: number, urls: FileUrls): Promise<AddressRecord> {
-  const row = await db
-    .selectFrom('address_verifications')
-    .select(ADDRESS_RECORD_COLUMNS)
-    .where('id', '=', id)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .executeTakeFirst();
+  const row = await addresses.find(db, scope, id);
   if (!row) throw addressNotFound();
   return renderAddress(row, urls);
 }
@@ -219,7 +191,7 @@ export async function listAddressVerifications(
   page: Page,
   urls: FileUrls,
 ): Promise<{ records: AddressRecord[]; total: number }> {
-  const { rows, total } = await pageBySequence<AddressRecordRow>(db, ADDRESS_PAGES, scope, page);
+  const { rows, total } = await addresses.page<AddressRecordRow>(db, scope, page, ADDRESS_RECORD_COLUMNS);
   return { records: rows.map((row) => renderAddress(row, urls)), total };
 }
 
@@ -241,7 +213,7 @@ export async function applyAddressTransition(
   urls: FileUrls,
   now = new Date(),
 ): Promise<AddressRecord> {
-  const row = await lockRow(trx, scope, id);
+  const row = await addresses.lock(trx, scope, id);
   if (!row) throw addressNotFound();
   if (change.to === 'cancelled' && !OPEN_STATUSES.includes(row.status)) {
     throw new ApiError('CONFLICT', `This address verification is already ${row.status === 'cancelled' ? 'cancelled' : 'complete'} and cannot be cancelled`);
@@ -249,43 +221,28 @@ export async function applyAddressTransition(
   assertTransition(ADDRESS_MACHINE, row.status, change.to);
   let updated: AddressRow;
   if (change.to === 'visiting') {
-    updated = await trx
-      .updateTable('address_verifications')
-      .set({ status: 'visiting', visit_started_at: now })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await addresses.update(trx, scope, id, { status: 'visiting', visit_started_at: now });
     return renderAddress(updated, urls);
   }
   if (change.to === 'cancelled') {
-    updated = await trx
-      .updateTable('address_verifications')
-      .set({ status: 'cancelled', cancelled_at: now })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await addresses.update(trx, scope, id, { status: 'cancelled', cancelled_at: now });
     if (row.charged > 0 && row.visit_started_at === null) {
       await refund(trx, scope.orgId, row.charged, `address ${row.reference} cancelled before a visit`);
     }
   } else {
     const { report } = change;
-    updated = await trx
-      .updateTable('address_verifications')
-      .set({
-        status: change.to,
-        reason: change.to === 'not_verified' ? (report.reason ?? null) : null,
-        visit_started_at: row.visit_started_at ?? now,
-        completed_at: now,
-        latitude: report.latitude ?? null,
-        longitude: report.longitude ?? null,
-        photo_ids: report.photoIds,
-        neighbor: JSON.stringify(report.neighbor),
-        flagged_for_review: report.reviewReason !== undefined,
-        review_reason: report.reviewReason ?? null,
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await addresses.update(trx, scope, id, {
+      status: change.to,
+      reason: change.to === 'not_verified' ? (report.reason ?? null) : null,
+      visit_started_at: row.visit_started_at ?? now,
+      completed_at: now,
+      latitude: report.latitude ?? null,
+      longitude: report.longitude ?? null,
+      photo_ids: report.photoIds,
+      neighbor: JSON.stringify(report.neighbor),
+      flagged_for_review: report.reviewReason !== undefined,
+      review_reason: report.reviewReason ?? null,
+    });
   }
   await closeFieldTask(trx, 'address', id, now);
   const record = renderAddress(updated, urls);

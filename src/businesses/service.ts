@@ -8,7 +8,8 @@ import type { FileUrls } from '../files/urls.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
-import { nextSequence, pageBySequence, type Page, type Scope, type SequencedTable } from '../platform/pagination.js';
+import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
+import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord, type BusinessRecordRow } from './render.js';
@@ -22,7 +23,7 @@ export const BUSINESS_BILLABLES = {
 } as const satisfies Record<string, Billable>;
 
 export const BUSINESS_SEQUENCE = 'business';
-const BUSINESS_PAGES: SequencedTable<BusinessRecordRow> = { table: 'business_verifications', kind: BUSINESS_SEQUENCE, columns: BUSINESS_RECORD_COLUMNS };
+const businesses = scopedTable('business_verifications', BUSINESS_SEQUENCE);
 export const BUSINESS_ID_TYPES = ['BVN', 'NIN', 'KYC PHONE', 'DRIVERS LICENCE'] as const;
 export const BUSINESS_TYPES = ['Formal', 'Informal'] as const;
 const RC_NUMBER = /^(RC|BN|IT)?\d{1,10}$/;
@@ -84,14 +85,7 @@ export async function createBusinessVerification(
   const checked = validate(input, options.riskLevel ?? 'NONE');
   const now = options.now ?? new Date();
   const reference = checked.reference ?? (options.generateReference ?? generateBusinessReference)();
-  const taken = await trx
-    .selectFrom('business_verifications')
-    .select('id')
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('reference', '=', reference)
-    .executeTakeFirst();
-  if (taken) throw duplicate(reference);
+  if (await businesses.referenceTaken(trx, scope, reference)) throw duplicate(reference);
   let charged = 0;
   if (options.chargeable) {
     const usage = await chargeUsage(trx, { ...scope, billable: BUSINESS_BILLABLES.business, subject: `reference ${reference}` });
@@ -131,26 +125,8 @@ export async function createBusinessVerification(
 
 export const businessNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Business verification not found');
 
-/** The whole row, locked for the transition that follows. */
-async function lockRow(trx: Transaction<DB>, scope: Scope, id: number): Promise<BusinessRow | undefined> {
-  return trx
-    .selectFrom('business_verifications')
-    .selectAll()
-    .where('id', '=', id)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
 export async function getBusinessVerification(db: Kysely<DB>, scope: Scope, id: number, urls: FileUrls): Promise<BusinessRecord> {
-  const row = await db
-    .selectFrom('business_verifications')
-    .select(BUSINESS_RECORD_COLUMNS)
-    .where('id', '=', id)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .executeTakeFirst();
+  const row = await businesses.find(db, scope, id);
   if (!row) throw businessNotFound();
   return renderBusiness(row, urls);
 }
@@ -161,7 +137,7 @@ export async function listBusinessVerifications(
   page: Page,
   urls: FileUrls,
 ): Promise<{ records: BusinessRecord[]; total: number }> {
-  const { rows, total } = await pageBySequence<BusinessRecordRow>(db, BUSINESS_PAGES, scope, page);
+  const { rows, total } = await businesses.page<BusinessRecordRow>(db, scope, page, BUSINESS_RECORD_COLUMNS);
   return { records: rows.map((row) => renderBusiness(row, urls)), total };
 }
 
@@ -183,7 +159,7 @@ export async function applyBusinessTransition(
   urls: FileUrls,
   now = new Date(),
 ): Promise<BusinessRecord> {
-  const row = await lockRow(trx, scope, id);
+  const row = await businesses.lock(trx, scope, id);
   if (!row) throw businessNotFound();
   if (change.to === 'cancelled' && !OPEN_STATUSES.includes(row.status)) {
     throw new ApiError('CONFLICT', `This business verification is already ${row.status === 'cancelled' ? 'cancelled' : 'complete'} and cannot be cancelled`);
@@ -191,44 +167,29 @@ export async function applyBusinessTransition(
   assertTransition(BUSINESS_MACHINE, row.status, change.to);
   let updated: BusinessRow;
   if (change.to === 'visiting') {
-    updated = await trx
-      .updateTable('business_verifications')
-      .set({ status: 'visiting', visit_started_at: now })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await businesses.update(trx, scope, id, { status: 'visiting', visit_started_at: now });
     return renderBusiness(updated, urls);
   }
   if (change.to === 'cancelled') {
-    updated = await trx
-      .updateTable('business_verifications')
-      .set({ status: 'cancelled', cancelled_at: now })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await businesses.update(trx, scope, id, { status: 'cancelled', cancelled_at: now });
     if (row.charged > 0 && row.visit_started_at === null) {
       await refund(trx, scope.orgId, row.charged, `business ${row.reference} cancelled before a visit`);
     }
   } else {
     const { report } = change;
-    updated = await trx
-      .updateTable('business_verifications')
-      .set({
-        status: change.to,
-        reason: change.to === 'not_verified' ? (report.reason ?? null) : null,
-        visit_started_at: row.visit_started_at ?? now,
-        completed_at: now,
-        latitude: report.latitude ?? null,
-        longitude: report.longitude ?? null,
-        photo_ids: report.photoIds,
-        neighbor: JSON.stringify(report.neighbor),
-        findings: JSON.stringify(report.findings),
-        flagged_for_review: report.reviewReason !== undefined,
-        review_reason: report.reviewReason ?? null,
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    updated = await businesses.update(trx, scope, id, {
+      status: change.to,
+      reason: change.to === 'not_verified' ? (report.reason ?? null) : null,
+      visit_started_at: row.visit_started_at ?? now,
+      completed_at: now,
+      latitude: report.latitude ?? null,
+      longitude: report.longitude ?? null,
+      photo_ids: report.photoIds,
+      neighbor: JSON.stringify(report.neighbor),
+      findings: JSON.stringify(report.findings),
+      flagged_for_review: report.reviewReason !== undefined,
+      review_reason: report.reviewReason ?? null,
+    });
   }
   await closeFieldTask(trx, 'business', id, now);
   const record = renderBusiness(updated, urls);

@@ -1,7 +1,8 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { pageBySequence, type Page, type Scope } from '../platform/pagination.js';
-import type { EmploymentRow, EmploymentVerificationsTable } from './tables.js';
+import type { Page, Scope } from '../platform/pagination.js';
+import { scopedTable } from '../platform/scoped-table.js';
+import type { EmploymentRow } from './tables.js';
 import type { EmploymentInput } from './validate.js';
 
 /** The `sequences` kind that numbers an organization's employment verifications per mode. */
@@ -37,57 +38,13 @@ export async function insertEmployment(trx: Transaction<DB>, scope: Scope, { seq
     .executeTakeFirstOrThrow();
 }
 
-export async function referenceTaken(db: Kysely<DB>, scope: Scope, reference: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('employment_verifications')
-    .select('id')
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('reference', '=', reference)
-    .executeTakeFirst();
-  return row !== undefined;
-}
+const employments = scopedTable('employment_verifications', EMPLOYMENT_SEQUENCE);
 
-export async function findEmployment(db: Kysely<DB>, scope: Scope, id: number): Promise<EmploymentRow | undefined> {
-  return db
-    .selectFrom('employment_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
+export const findEmployment = employments.find;
+export const lockEmployment = employments.lock;
+export const updateEmployment = employments.update;
+export const referenceTaken = employments.referenceTaken;
 
-/** The row, locked until the transaction ends: every state change starts here. */
-export async function lockEmployment(trx: Transaction<DB>, scope: Scope, id: number, options: { skipLocked?: boolean } = {}): Promise<EmploymentRow | undefined> {
-  let query = trx
-    .selectFrom('employment_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .forUpdate();
-  if (options.skipLocked) query = query.skipLocked();
-  return query.executeTakeFirst();
-}
-
-export async function updateEmployment(
-  trx: Transaction<DB>,
-  scope: Scope,
-  id: number,
-  patch: Updateable<EmploymentVerificationsTable>,
-): Promise<EmploymentRow> {
-  return trx
-    .updateTable('employment_verifications')
-    .set(patch)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-/** Newest first; the page is a range of `seq`, so its cost does not grow with the offset. */
 export async function listEmployments(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: EmploymentRow[]; total: number }> {
-  return pageBySequence<EmploymentRow>(db, { table: 'employment_verifications', kind: EMPLOYMENT_SEQUENCE }, scope, page);
+  return employments.page(db, scope, page);
 }

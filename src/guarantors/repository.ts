@@ -1,8 +1,9 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { pageBySequence, type Page, type Scope } from '../platform/pagination.js';
+import type { Page, Scope } from '../platform/pagination.js';
+import { scopedTable } from '../platform/scoped-table.js';
 import type { GuarantorInput } from './validate.js';
-import type { GuarantorRow, GuarantorVerificationsTable } from './tables.js';
+import type { GuarantorRow } from './tables.js';
 
 /** The `sequences` kind that numbers an organization's guarantor verifications per mode. */
 export const GUARANTOR_SEQUENCE = 'guarantor';
@@ -41,57 +42,13 @@ export async function insertGuarantor(trx: Transaction<DB>, scope: Scope, { seq,
     .executeTakeFirstOrThrow();
 }
 
-export async function findGuarantor(db: Kysely<DB>, scope: Scope, id: number): Promise<GuarantorRow | undefined> {
-  return db
-    .selectFrom('guarantor_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
+const guarantors = scopedTable('guarantor_verifications', GUARANTOR_SEQUENCE);
 
-export async function referenceTaken(db: Kysely<DB>, scope: Scope, reference: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('guarantor_verifications')
-    .select('id')
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('reference', '=', reference)
-    .executeTakeFirst();
-  return row !== undefined;
-}
+export const findGuarantor = guarantors.find;
+export const lockGuarantor = guarantors.lock;
+export const updateGuarantor = guarantors.update;
+export const referenceTaken = guarantors.referenceTaken;
 
-/** The row, locked until the transaction ends: every state change starts here. */
-export async function lockGuarantor(trx: Transaction<DB>, scope: Scope, id: number, options: { skipLocked?: boolean } = {}): Promise<GuarantorRow | undefined> {
-  let query = trx
-    .selectFrom('guarantor_verifications')
-    .selectAll()
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .forUpdate();
-  if (options.skipLocked) query = query.skipLocked();
-  return query.executeTakeFirst();
-}
-
-export async function updateGuarantor(
-  trx: Transaction<DB>,
-  scope: Scope,
-  id: number,
-  patch: Updateable<GuarantorVerificationsTable>,
-): Promise<GuarantorRow> {
-  return trx
-    .updateTable('guarantor_verifications')
-    .set(patch)
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-/** Newest first; the page is a range of `seq`, so its cost does not grow with the offset. */
 export async function listGuarantors(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: GuarantorRow[]; total: number }> {
-  return pageBySequence<GuarantorRow>(db, { table: 'guarantor_verifications', kind: GUARANTOR_SEQUENCE }, scope, page);
+  return guarantors.page(db, scope, page);
 }
