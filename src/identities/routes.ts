@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError, type ConstraintViolation } from '../platform/errors.js';
 import { IDENTITY_BILLABLES, IdentityLookups, requireRiskFields } from './lookups.js';
 import { normalizeGender, normalizePhone, parseDate } from './matching.js';
@@ -40,8 +40,13 @@ function notFoundB(message: string) {
   return () => new ApiError('NOT_FOUND_ERROR', message);
 }
 
-/** Rejects values that cannot be compared at all; values that merely differ are matched, not rejected. */
-function checkApplicant(body: SuppliedApplicant): void {
+/**
+ * The applicant a lookup is matched against: the fields the organization's risk level requires
+ * must be there, and values that cannot be compared at all are rejected (values that merely
+ * differ are matched, not rejected).
+ */
+function checkApplicant(riskLevel: RiskLevel, body: SuppliedApplicant): void {
+  requireRiskFields(riskLevel, body);
   if (body.dob !== undefined && body.dob.trim() !== '' && !parseDate(body.dob)) {
     throw invalid('dob must be a valid date written DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD');
   }
@@ -83,8 +88,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const { ref } = request.params;
       const body = request.body ?? {};
       if (!BVN.test(ref)) throw invalid('BVN must be 11 digits');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const premium = request.query.type === 'premium';
       const record = await lookups.run(request.auth, {
         billable: premium ? IDENTITY_BILLABLES.bvn_premium : IDENTITY_BILLABLES.bvn_basic,
@@ -112,8 +116,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const { ref } = request.params;
       const body = request.body ?? {};
       if (!BVN.test(ref)) throw invalid('BVN must be 11 digits');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const input = {
         ...body,
         phoneNumber: body.phoneNumber ?? body.phone,
@@ -148,8 +151,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const { ref } = request.params;
       const body = request.body ?? {};
       if (!NIN.test(ref)) throw invalid('NIN must be 11 digits');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.nin,
         identifier: ref,
@@ -176,8 +178,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const phone = normalizePhone(request.params.ref);
       const body = request.body ?? {};
       if (!phone) throw invalid('ref must be a valid Nigerian phone number, e.g. 08031234567 or +2348031234567');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.nin_phone,
         identifier: phone,
@@ -204,8 +205,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const vNin = request.params.vNin.trim().toUpperCase();
       const body = request.body ?? {};
       if (!VNIN.test(vNin)) throw invalid('vNin must be 16 letters and digits, e.g. TV738291046518QK');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.vnin,
         identifier: vNin,
@@ -232,8 +232,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const licenseNo = compact(request.params.ref);
       const body = request.body ?? {};
       if (!LICENSE.test(licenseNo)) throw invalid('ref must be a drivers license number of 6 to 20 letters and digits');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.drivers_license,
         identifier: licenseNo,
@@ -260,8 +259,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const vin = compact(request.params.ref);
       const body = request.body ?? {};
       if (!VIN.test(vin)) throw invalid('ref must be a voters card number (VIN) of 9 to 25 letters and digits');
-      requireRiskFields(request.auth.riskLevel, body);
-      checkApplicant(body);
+      checkApplicant(request.auth.riskLevel, body);
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.vin,
         identifier: vin,
