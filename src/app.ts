@@ -14,6 +14,7 @@ import { fileRoutes } from './files/routes.js';
 import { openFileStore } from './files/store.js';
 import { fileUrls, loadSigningKey } from './files/urls.js';
 import { guarantorRoutes } from './guarantors/routes.js';
+import type { FaceMatcher } from './identities/biometrics/matcher.js';
 import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
 import { EmbeddedRegistry } from './identities/registry/embedded.js';
@@ -21,7 +22,7 @@ import type { Registry } from './identities/registry/registry.js';
 import { SandboxRegistry } from './identities/registry/sandbox.js';
 import { identityRoutes } from './identities/routes.js';
 import type { Database } from './platform/db/database.js';
-import { registerErrorHandling } from './platform/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
 import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
@@ -33,6 +34,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** The live registry; the embedded tables by default. */
   liveRegistry?: Registry;
+  /** Face matching for biometrics; the process's shared face model by default. */
+  faceMatcher?: FaceMatcher;
 }
 
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
@@ -49,6 +52,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
     return503OnClosing: true,
+    // An over-long id reaches its route, whose own validation answers (400 or 404 in the family's style).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
@@ -83,7 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     live: options.liveRegistry ?? new EmbeddedRegistry(database.db),
   });
   await app.register(identityRoutes, { db: database.db, lookups });
-  await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls });
+  await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls, matcher: options.faceMatcher });
 
   // Field verifications: address and business records, the agents who visit, and their photos.
   const fileStore = openFileStore(config);

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { ADDRESS_BILLABLES } from './addresses/service.js';
 import { registerAgentCommands } from './agents/cli.js';
 import { buildApp } from './app.js';
 import { BUSINESS_BILLABLES } from './businesses/service.js';
-import { choice, CliError, kobo, print, withDatabase } from './cli/support.js';
+import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
 import { seedDemo } from './demo.js';
 import { EMPLOYMENT_BILLABLES } from './employments/service.js';
@@ -79,7 +79,10 @@ function orgSummary(org: { id: string; name: string; riskLevel: string; payloadT
 export function buildCli(): Command {
   const program = new Command('vouch')
     .description('Vouch: identity and field verification service for Nigeria')
-    .configureOutput({ outputError: (text, write) => write(text) });
+    // Commander's parse errors are thrown (and inherited by every subcommand made below) so that
+    // main() prints them like any other failure: one "vouch: ..." line, exit code 1.
+    .configureOutput({ outputError: () => undefined })
+    .exitOverride();
 
   program.command('serve').description('run the API (what `npm start` runs) and, unless VOUCH_WORKER=off, the worker').action(serve);
   program.command('worker').description('run only the background worker (webhook deliveries); beside `serve` it needs PostgreSQL').action(runWorkerProcess);
@@ -234,6 +237,7 @@ export function buildCli(): Command {
 }
 
 function describeError(err: unknown): string {
+  if (err instanceof CommanderError) return usageReason(err);
   if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
   if (err instanceof CliError || err instanceof AccountError || err instanceof DatabaseUnavailableError) return err.message;
   if (err instanceof RangeError) return err.message;
@@ -244,6 +248,11 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (err) {
+    if (err instanceof CommanderError && isHelpOrVersion(err)) {
+      // Commander printed the help (on stderr, exit 1, when a subcommand is missing) or version.
+      process.exitCode = err.exitCode;
+      return;
+    }
     process.stderr.write(`vouch: ${describeError(err)}\n`);
     process.exitCode = process.exitCode || 1;
   }

@@ -43,6 +43,11 @@ function startOffline(env: CliEnv) {
     badPort: run(['migrate', '--json'], { PORT: 'abc' }),
     badDatabaseUrl: run(['migrate', '--json'], { DATABASE_URL: 'mysql://x' }),
     unknownCommand: run(['bogus']),
+    unknownOption: run(['test-identities', '--bogus']),
+    misspelledOption: run(['test-identities', '--jsn']),
+    missingArgument: run(['org', 'fund', '--json']),
+    missingOption: run(['org', 'create', '--json']),
+    help: run(['org', 'create', '--help']),
   };
 }
 
@@ -190,8 +195,26 @@ describe('vouch CLI', () => {
       expectFailure(await offline.badDatabaseUrl, /\bDATABASE_URL\b/);
     });
 
-    it('an unknown command', { timeout: SLOW }, async () => {
-      expectFailure(await offline.unknownCommand, /unknown command 'bogus'/);
+    it("commander's own parse errors, in the same form: one \"vouch: \" line, exit code 1", { timeout: SLOW }, async () => {
+      const cases: [Awaited<typeof offline.unknownCommand>, RegExp][] = [
+        [await offline.unknownCommand, /^vouch: unknown command 'bogus'\n$/],
+        [await offline.unknownOption, /^vouch: unknown option '--bogus'\n$/],
+        [await offline.misspelledOption, /^vouch: unknown option '--jsn' \(Did you mean --json\?\)\n$/],
+        [await offline.missingArgument, /^vouch: missing required argument 'id'\n$/],
+        [await offline.missingOption, /^vouch: required option '--name <name>' not specified\n$/],
+        [await offline.fundAbc, /^vouch: .*'abc'/],
+      ];
+      for (const [result, reason] of cases) {
+        expectFailure(result, reason);
+        expect(result.code, result.stderr).toBe(1);
+      }
+    });
+
+    it('--help is not a failure: the help on stdout, exit code 0', { timeout: SLOW }, async () => {
+      const help = await offline.help;
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: vouch org create/);
+      expect(help.stderr).toBe('');
     });
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { normalizePhone } from '../identities/matching.js';
 import { resolveState } from '../locations/nigeria.js';
 import type { DB, Mode } from '../platform/db/schema.js';
@@ -162,8 +162,25 @@ export async function rotateAgentCredential(
  * least-loaded other agent covering its state, or becomes unassigned.
  */
 export async function deactivateAgent(db: Kysely<DB>, id: string, now = new Date()): Promise<AgentView> {
-  await view(db, id);
+  const agent = await view(db, id);
   await db.transaction().execute(async (trx) => {
+    // Lock the agent and everyone who may take over its tasks first, in the id order assignment
+    // locks agents in: a concurrent create waits here rather than deadlocking with the moves below.
+    const taskStates = await trx
+      .selectFrom('field_tasks')
+      .select('state')
+      .distinct()
+      .where('agent_id', '=', id)
+      .where('closed_at', 'is', null)
+      .execute();
+    const states = [...new Set([...agent.states, ...taskStates.map((row) => row.state)])];
+    await trx
+      .selectFrom('field_agents')
+      .select('id')
+      .where((eb) => eb.or([eb('id', '=', id), eb.and([eb('active', '=', true), sql<boolean>`states && ${states}::text[]`])]))
+      .orderBy('id')
+      .forNoKeyUpdate()
+      .execute();
     await trx.updateTable('field_agents').set({ active: false }).where('id', '=', id).execute();
     const open = await trx
       .selectFrom('field_tasks')
@@ -200,13 +217,29 @@ export async function authenticateAgent(db: Kysely<DB>, header: string | undefin
   return { agentId: agent.id, name: agent.name };
 }
 
-/** The active agent covering `state` with the fewest open tasks (oldest agent on a tie), if any. */
-async function pickAgent(db: Kysely<DB>, state: string): Promise<string | null> {
-  const row = await db
+/**
+ * The active agent covering `state` with the fewest open tasks (oldest agent on a tie), if any.
+ * Run inside a transaction: it first locks every candidate's row, in id order so that
+ * transactions with overlapping candidates (agents covering several states) queue instead of
+ * deadlocking, then counts. A concurrent assignment to any candidate therefore commits before
+ * this count reads, and counts are exact; states with no agent in common never wait on each other.
+ * `FOR NO KEY UPDATE` leaves the rows free for foreign-key checks and plain reads (authentication).
+ */
+async function pickAgent(trx: Transaction<DB>, state: string): Promise<string | null> {
+  const candidates = await trx
     .selectFrom('field_agents as a')
     .select('a.id')
     .where('a.active', '=', true)
     .where(sql<boolean>`${state} = any(a.states)`)
+    .orderBy('a.id')
+    .forNoKeyUpdate()
+    .execute();
+  if (candidates.length === 0) return null;
+  // A new statement, so it sees every assignment committed while the locks were awaited.
+  const row = await trx
+    .selectFrom('field_agents as a')
+    .select('a.id')
+    .where('a.id', 'in', candidates.map((candidate) => candidate.id))
     .orderBy(openTaskCount('a.id'))
     .orderBy('a.created_at')
     .orderBy('a.id')
@@ -217,12 +250,13 @@ async function pickAgent(db: Kysely<DB>, state: string): Promise<string | null> 
 
 /**
  * Opens the task of a new live verification, in its creating transaction, and assigns it to
- * the least-loaded active agent covering the state. Concurrent creates may both pick the same
- * agent: the balance is a preference, not a promise. Returns the agent's id, or null.
+ * the least-loaded active agent covering the state. The candidates stay locked until that
+ * transaction ends, so concurrent creates in a state take turns and spread evenly.
+ * Returns the agent's id, or null.
  */
-export async function openFieldTask(db: Kysely<DB>, task: FieldTaskRef & { state: string }, now = new Date()): Promise<string | null> {
-  const agentId = await pickAgent(db, task.state);
-  await db
+export async function openFieldTask(trx: Transaction<DB>, task: FieldTaskRef & { state: string }, now = new Date()): Promise<string | null> {
+  const agentId = await pickAgent(trx, task.state);
+  await trx
     .insertInto('field_tasks')
     .values({
       kind: task.kind,

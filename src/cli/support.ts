@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type CommanderError } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import type { Database } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
@@ -8,6 +8,20 @@ import { openConfiguredDatabase } from '../platform/db/open.js';
 
 /** A failure the user can act on: printed as one line, exit code 1. */
 export class CliError extends Error {}
+
+/**
+ * Commander's own parse errors (unknown command or option, missing argument, bad value) read
+ * "error: unknown option '--jsn'\n(Did you mean --json?)"; the CLI prints every failure as one
+ * line after "vouch: ", so this is the reason without the prefix, on one line.
+ */
+export function usageReason(err: CommanderError): string {
+  return err.message.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/** What commander stops on after printing what was asked (help, version): no failure to report. */
+export function isHelpOrVersion(err: CommanderError): boolean {
+  return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version';
+}
 
 export function print(json: boolean, data: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The closed set of error codes a handler may throw, with their HTTP status. */
 const STATUS = {
@@ -10,11 +11,14 @@ const STATUS = {
   FORBIDDEN: 403,
   NOT_FOUND_ERROR: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNPROCESSABLE: 422,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -124,23 +128,83 @@ function toApiError(error: FastifyError | ApiError): ApiError {
   return new ApiError('INTERNAL_SERVER_ERROR', 'Something went wrong on our side; the failure has been logged');
 }
 
+/** A path segment longer than this answers 414; Node refuses a request line past 16 KB before that. */
+export const MAX_PARAM_LENGTH = 16 * 1024;
+
+/** The longest piece of a request's path an error message repeats. */
+const ECHOED_PATH = 200;
+
+function echoPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  return path.length > ECHOED_PATH ? `${path.slice(0, ECHOED_PATH)}…` : path;
+}
+
+function sendError(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  const apiError = toApiError(error);
+  if (apiError.statusCode >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    // Unexpected failures answer style A everywhere, with the detail only in the log.
+    return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));
+  }
+  const style: ErrorStyle = apiError.options.style ?? errorStyleFor(request.url);
+  const message = apiError.options.violations ?? apiError.message;
+  return reply.status(apiError.statusCode).send(renderError(style, apiError.statusCode, apiError.code, message));
+}
+
+/**
+ * Fastify's own routing failures (its `frameworkErrors` option), which happen before any route
+ * or error handler is chosen: a path segment past MAX_PARAM_LENGTH, a path that is not valid
+ * percent-encoding. They answer in the family's style like everything else, without echoing the path.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  switch (error.code) {
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return sendError(new ApiError('URI_TOO_LONG', `A segment of the URL path is longer than ${MAX_PARAM_LENGTH} characters`), request, reply);
+    case 'FST_ERR_BAD_URL':
+      return sendError(new ApiError('BAD_REQUEST', 'The URL path is not valid percent-encoding'), request, reply);
+    default:
+      return sendError(error, request, reply);
+  }
+}
+
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    code: 'HEADERS_TOO_LARGE',
+    message: 'The request line and headers are larger than the server accepts (16 KB); send long values in the body',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' },
+};
+const MALFORMED = { code: 'BAD_REQUEST', message: 'The request is not valid HTTP' } as const;
+
+/**
+ * Requests Node's HTTP parser refuses (a URL or headers past its 16 KB limit, malformed HTTP, a
+ * timeout) never reach Fastify: this is its `clientErrorHandler`. The family is read from the
+ * request line when the parser kept it, style A otherwise.
+ */
+export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { code, message } = CLIENT_ERRORS[error.code] ?? MALFORMED;
+  const status = STATUS[code];
+  // Node hands over the bytes it was parsing as a Buffer (Fastify's type shows its JSON form).
+  const raw: unknown = error.rawPacket;
+  const requestLine = /^[A-Z]+ (\/\S*)/.exec(Buffer.isBuffer(raw) ? raw.toString('latin1', 0, 512) : '');
+  const style = requestLine?.[1] ? errorStyleFor(requestLine[1]) : 'A';
+  const body = JSON.stringify(renderError(style, status, code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 /** The one error path: every failure, thrown or from Fastify itself, leaves here in its family's style. */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) {
-      request.log.error({ err: error }, 'request failed');
-      // Unexpected failures answer style A everywhere, with the detail only in the log.
-      return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));
-    }
-    const style: ErrorStyle = apiError.options.style ?? errorStyleFor(request.url);
-    const message = apiError.options.violations ?? apiError.message;
-    return reply.status(apiError.statusCode).send(renderError(style, apiError.statusCode, apiError.code, message));
-  });
+  app.setErrorHandler(sendError);
 
   app.setNotFoundHandler((request, reply) => {
     const style = errorStyleFor(request.url);
-    const message = `Route ${request.method} ${request.url.split('?')[0]} not found`;
+    const message = `Route ${request.method} ${echoPath(request.url)} not found`;
     return reply.status(404).send(renderError(style, 404, 'NOT_FOUND_ERROR', message));
   });
 }

@@ -7,7 +7,10 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService, type CreateOrganizationInput } from '../../src/accounts/service.js';
 import { buildApp } from '../../src/app.js';
+import { FaceEngine, sharedFaceEngine } from '../../src/identities/biometrics/face-engine.js';
+import type { DecodedImage } from '../../src/identities/biometrics/image.js';
 import { LruCache } from '../../src/identities/biometrics/lru.js';
+import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
 import { fetchPhoto } from '../../src/identities/biometrics/photo-url.js';
 import { faceCrop, samplePath, samplePortraitBase64, TEST_IDENTITY_FACES, type SampleFace } from '../../src/identities/biometrics/samples.js';
 import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
@@ -31,6 +34,15 @@ const LIVE_LICENSE_FACELESS = {
   issuedDate: '01-01-2020', expiryDate: '31-12-2030', stateOfIssue: 'Lagos',
 };
 const LIVE_BVN_NO_PHOTO = { bvn: '22777777777', firstname: 'Tayo', lastname: 'Ade', gender: 'Male', phone: '08020000000', birthdate: '01-02-1980' };
+
+/** The shared face model, counting the images it is shown. */
+class CountingEngine extends FaceEngine {
+  calls = 0;
+  override describe(image: DecodedImage) {
+    this.calls++;
+    return sharedFaceEngine().describe(image);
+  }
+}
 
 interface Upload {
   bytes: Buffer;
@@ -63,6 +75,9 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
   let app: FastifyInstance;
   /** The production default: photoUrl may not reach loopback or private addresses. */
   let strictApp: FastifyInstance;
+  /** Like `app`, with a face model that counts its runs. */
+  let countedApp: FastifyInstance;
+  const engine = new CountingEngine();
   let accounts: AccountsService;
   let photoServer: http.Server;
   let photoBase: string;
@@ -89,7 +104,8 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
     database = await openTestDatabase();
     app = await buildApp({ config: testConfig({ logLevel: 'warn', allowPrivateUrls: true }), database });
     strictApp = await buildApp({ config: testConfig({ logLevel: 'warn', allowPrivateUrls: false }), database });
-    await Promise.all([app.ready(), strictApp.ready()]);
+    countedApp = await buildApp({ config: testConfig({ logLevel: 'warn', allowPrivateUrls: true }), database, faceMatcher: new FaceMatcher(engine) });
+    await Promise.all([app.ready(), strictApp.ready(), countedApp.ready()]);
     accounts = new AccountsService(database.db);
 
     const [livePhoto, ninSelfie, bvnSelfie, licenseSelfie, otherSelfie, liveSelfie, blank] = await Promise.all([
@@ -159,6 +175,7 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
     await new Promise((resolve) => photoServer?.close(resolve));
     await app?.close();
     await strictApp?.close();
+    await countedApp?.close();
     await database?.cleanup();
   });
 
@@ -413,12 +430,34 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
       expect(testIdentity.statusCode).toBe(404);
     });
 
-    it('answers 402 and charges nothing when the wallet is short', async () => {
+    it('answers 402 and charges nothing when the wallet is short, before the photo reaches the face model', async () => {
       const poor = await org({ fund: PRICE - 1 });
-      const res = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } });
+      const before = engine.calls;
+      const started = performance.now();
+      const res = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
+      const elapsed = performance.now() - started;
       expect(res.statusCode).toBe(402);
-      expect(res.json()).toMatchObject({ statusCode: 402, error: 'Payment Required' });
+      expect(res.json()).toEqual({ statusCode: 402, error: 'Payment Required', message: expect.stringMatching(/funded/) });
+      expect(engine.calls - before).toBe(0);
+      expect(elapsed).toBeLessThan(1_000);
+      // A photoUrl is not even fetched: the unreachable one here would otherwise be a 400.
+      const byUrl = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photoUrl: `${photoBase}/missing.jpg` }, PATH, countedApp);
+      expect(byUrl.statusCode).toBe(402);
       expect((await accounts.get(poor.id)).balance).toBe(PRICE - 1);
+      expect((await usage(poor.id)).map((row) => [row.type, row.outcome, row.price])).toEqual([
+        ['biometrics', 'insufficient_funds', 0],
+        ['biometrics', 'insufficient_funds', 0],
+      ]);
+      // An unknown identity is still 404 (not found is free), whatever the balance.
+      expect((await postForm(poor.liveSecret, { idType: 'nin', idNumber: '99999999999', photo: { bytes: images.liveSelfie! } }, PATH, countedApp)).statusCode).toBe(404);
+
+      // Funded with exactly the price, the same request runs the model, matches and is charged.
+      await accounts.fund(poor.id, 1);
+      const funded = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
+      expect(funded.statusCode, funded.body).toBe(200);
+      expect(funded.json().data.photoMatching.match).toBe(true);
+      expect(engine.calls - before).toBeGreaterThanOrEqual(1);
+      expect((await accounts.get(poor.id)).balance).toBe(0);
     });
 
     it('charges nothing when no comparison was made: no face (supplied or held), bad image, failed fetch, no photo on record, unknown identity', async () => {

@@ -5,8 +5,9 @@ import type { Readable } from 'node:stream';
 import { requireAuth } from '../../platform/auth.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { IDENTITY_BILLABLES, type IdentityLookups } from '../lookups.js';
+import { IDENTITY_BILLABLES, maskIdentifier, type IdentityLookups } from '../lookups.js';
 import type { Registry } from '../registry/registry.js';
+import { refuseUnfunded } from './funds.js';
 import { decodeForDetection, ImageError, MAX_IMAGE_BYTES, type DecodedImage } from './image.js';
 import { FaceMatcher, type BiometricIdType } from './matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS, PhotoFetchError } from './photo-url.js';
@@ -220,16 +221,18 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     const idType = parseIdType(body.idType);
     const idNumber = parseIdNumber(idType, body.idNumber);
     const source = photoSource(request, body);
-    const { mode, payloadType } = request.auth;
+    const { orgId, mode, payloadType } = request.auth;
+    const billable = IDENTITY_BILLABLES.biometrics;
     const { record, matching } = await lookups.run(request.auth, {
-      billable: IDENTITY_BILLABLES.biometrics,
+      billable,
       identifier: idNumber,
-      // The photo is fetched and read only for a known identity. Throwing here (no face, a bad
-      // image, a failed fetch, no photo on record) leaves the lookup uncharged.
+      // The photo is fetched and read only for a known identity, and only when the wallet can pay.
+      // Throwing here (no face, a bad image, a failed fetch, no photo on record) leaves the lookup uncharged.
       find: async (registry) => {
         const record = await findPerson(registry, idType, idNumber);
         if (!record) return undefined;
         if (!record.photo) throw new ApiError('UNPROCESSABLE', 'The identity has no photo on record to compare with');
+        await refuseUnfunded(db, { orgId, mode, billable, subject: maskIdentifier(idNumber) });
         const image = await suppliedImage(source);
         const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, image);
         return { record, matching };

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { redactUrl } from '../../src/platform/logging.js';
+
+const TOKEN = 'q8Zk3vYb1X_f-2hJmN4pR6sT7uV9wA0bC1dE2fG3hI4';
+const SIGNATURE = 'a3f1'.repeat(16);
+const UUID = '3b241101-e2bb-4255-8caf-4136c566a962';
+
+describe('redactUrl', () => {
+  it.each([
+    ['/v1/verifications/identities/bvn/22345678901', '/v1/verifications/identities/bvn/[redacted]'],
+    ['/v1/verifications/addresses?reference=abc', '/v1/verifications/addresses?[redacted]'],
+    [`/respond/${TOKEN}`, '/respond/[redacted]'],
+    [`/respond/${TOKEN}?lang=en`, '/respond/[redacted]?[redacted]'],
+    [`/Respond/${TOKEN}/x`, '/Respond/[redacted]'],
+    [`/respond/short`, '/respond/[redacted]'],
+    [`/v1/files/${UUID}?expires=1790000000&signature=${SIGNATURE}`, `/v1/files/${UUID}?[redacted]`],
+    [`/v1/files/${UUID}%3Fexpires=1790000000%26signature=${SIGNATURE}`, `/v1/files/${UUID}%3Fexpires=[redacted]%26signature=[redacted]`],
+    [`/v1/agent/tasks/address/12/start`, '/v1/agent/tasks/address/12/start'],
+    [`/v1/verifications/guarantors/${UUID}`, `/v1/verifications/guarantors/${UUID}`],
+  ])('%s', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+});
