@@ -17,6 +17,8 @@ export interface Config {
   demo: boolean;
   /** Run the background worker (webhook deliveries, timers) inside `vouch serve`. */
   runWorker: boolean;
+  /** Delivered and failed webhook deliveries (and their attempt logs) are deleted this many days after they ended. */
+  webhookRetentionDays: number;
   /** SMTP server for respondent emails (nodemailer URL); absent means the outbox table only. */
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -93,6 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
   // Demo data belongs on a developer's embedded database, not on a production PostgreSQL.
   const demo = readFlag(env, 'VOUCH_DEMO', databaseUrl === undefined);
   const runWorker = readFlag(env, 'VOUCH_WORKER', true);
+  const webhookRetentionDays = readInt(env, 'VOUCH_WEBHOOK_RETENTION_DAYS', 30, 1, 3650);
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const mailFrom = env.MAIL_FROM || 'Vouch <no-reply@vouch.local>';
   const s3 = readS3(env);
@@ -108,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateUrls,
     demo,
     runWorker,
+    webhookRetentionDays,
     smtpUrl,
     mailFrom,
     s3,

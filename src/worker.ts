@@ -4,6 +4,7 @@ import { migrate } from './platform/db/migrate.js';
 import type { Database } from './platform/db/database.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { loggerOptions } from './platform/logging.js';
+import { webhookRetentionTask } from './webhooks/retention.js';
 import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings, type WorkerLogger } from './webhooks/worker.js';
 import { employmentExpiryTask } from './employments/expiry.js';
 import { guarantorExpiryTask } from './guarantors/expiry.js';
@@ -41,7 +42,7 @@ const webhookDeliveries: BackgroundTask = {
 };
 
 /** Every background task; a module with timers of its own adds its task here. */
-export const BACKGROUND_TASKS: readonly BackgroundTask[] = [webhookDeliveries, guarantorExpiryTask, employmentExpiryTask];
+export const BACKGROUND_TASKS: readonly BackgroundTask[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask];
 
 export interface Worker {
   /** Stops every task; deliveries in flight get a short grace, then are retried later. */

@@ -45,6 +45,28 @@ export interface FileUrlOptions {
   now?: () => Date;
 }
 
+/** The expiry of a URL signed at `nowMs` to last at least `ttlSeconds`: rounded up to the hour. */
+function expiryFor(nowMs: number, ttlSeconds: number): number {
+  return Math.ceil((Math.floor(nowMs / 1000) + ttlSeconds) / ROUND_SECONDS) * ROUND_SECONDS;
+}
+
+const SIGNED_FILE_PATH = /\/v1\/files\/([0-9a-f-]{36})\?expires=(\d{1,12})&signature=([0-9a-f]{64})/g;
+
+/**
+ * `text` with every file URL signed with `key` and still valid at `now` signed again to stay
+ * valid at least `ttlSeconds` from `now` (a URL already valid longer is kept). Only the expiry
+ * and signature change. A string that merely looks like a file URL is left alone, so nothing
+ * but a link Vouch itself handed out can be extended.
+ */
+export function extendFileUrls(text: string, key: Buffer, ttlSeconds: number, now: Date): string {
+  const expires = expiryFor(now.getTime(), ttlSeconds);
+  return text.replace(SIGNED_FILE_PATH, (found: string, id: string, current: string, signature: string) => {
+    const valid = timingSafeEqual(Buffer.from(signFileUrl(key, id, Number(current)), 'hex'), Buffer.from(signature, 'hex'));
+    if (!valid || Number(current) * 1000 <= now.getTime() || Number(current) >= expires) return found;
+    return `/v1/files/${id}?expires=${expires}&signature=${signFileUrl(key, id, expires)}`;
+  });
+}
+
 export function fileUrls(key: Buffer, publicUrl: string, options: FileUrlOptions = {}): FileUrls {
   const ttl = options.ttlSeconds ?? FILE_URL_TTL_SECONDS;
   const now = options.now ?? (() => new Date());
@@ -53,8 +75,7 @@ export function fileUrls(key: Buffer, publicUrl: string, options: FileUrlOptions
   const recent = new Map<string, string>();
   return {
     url(id) {
-      const seconds = Math.floor(now().getTime() / 1000) + ttl;
-      const expires = Math.ceil(seconds / ROUND_SECONDS) * ROUND_SECONDS;
+      const expires = expiryFor(now().getTime(), ttl);
       const cacheKey = `${id}.${expires}`;
       const cached = recent.get(cacheKey);
       if (cached) return cached;

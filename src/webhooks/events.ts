@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { extendFileUrls, FILE_URL_TTL_SECONDS, loadSigningKey } from '../files/urls.js';
 import type { DB, Mode } from '../platform/db/schema.js';
+import { MAX_RETRY_SPAN_MS } from './schedule.js';
 
 /** Event types sent to customers' webhook endpoints. */
 export type WebhookEventType =
@@ -21,6 +23,13 @@ export interface WebhookEvent {
   data: unknown;
 }
 
+/**
+ * Photo links in a webhook body are signed for this long from the event: the whole retry
+ * schedule at its longest jitter (about 85 hours) plus the day a link from the API gets, so even
+ * the last retry carries links the receiver has a day to fetch (about 4.6 days in all).
+ */
+export const WEBHOOK_FILE_URL_TTL_SECONDS = Math.ceil(MAX_RETRY_SPAN_MS / 1000) + FILE_URL_TTL_SECONDS;
+
 /** The channel a worker LISTENs on to pick up new deliveries without waiting for its poll. */
 export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
 
@@ -32,7 +41,9 @@ export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
  */
 export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Date = new Date()): Promise<string> {
   const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
-  const payload = { type: event.type, timestamp: now.toISOString(), data: event.data };
+  let payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
+  // The record was rendered with the API's links (valid a day); the body is sent for days.
+  if (payload.includes('/v1/files/')) payload = extendFileUrls(payload, await loadSigningKey(db), WEBHOOK_FILE_URL_TTL_SECONDS, now);
   await db
     .insertInto('webhook_deliveries')
     .values({
@@ -40,7 +51,7 @@ export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Dat
       org_id: event.orgId,
       mode: event.mode,
       event_type: event.type,
-      payload: JSON.stringify(payload),
+      payload,
     })
     .execute();
   await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);

@@ -3,14 +3,10 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB, Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
 import type { AttemptResult, ClaimedDelivery } from './delivery.js';
 import { DELIVERY_CHANNEL } from './events.js';
+import { RETRY_JITTER } from './schedule.js';
+import type { EndpointPlan } from './traffic.js';
 
-/**
- * Attempt n (1-based) that fails waits RETRY_SCHEDULE_MS[n - 1] (±20 % jitter) before the next;
- * a failure after the last entry is final. 12 attempts spread over about 71 hours.
- */
-export const RETRY_SCHEDULE_MS: readonly number[] = [
-  5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000,
-];
+export { RETRY_SCHEDULE_MS } from './schedule.js';
 
 interface ClaimRow {
   id: number;
@@ -24,12 +20,85 @@ interface ClaimRow {
   previous_secret: string | null;
 }
 
+export interface ClaimRequest {
+  /** Deliveries to claim at most (the worker's free slots). */
+  limit: number;
+  /** Due deliveries to look at, oldest first, when only the reserved slots are left (at least `limit`). */
+  window: number;
+  leaseMs: number;
+  /** The quota of a URL without a plan. */
+  share: number;
+  /**
+   * While positive, the claim takes up to this many of the oldest due deliveries whatever their
+   * URL (see EndpointTraffic.borrowable); at 0 only the URLs' quotas count.
+   */
+  borrow: number;
+  plans: readonly EndpointPlan[];
+}
+
+export interface ClaimResult {
+  deliveries: ClaimedDelivery[];
+  /** Deliveries moved later for their URL's plan, attempt not counted. */
+  deferred: number;
+  /** Whether due deliveries may have been left behind (a URL's quota, the borrowing limit). */
+  more: boolean;
+}
+
 /**
- * Leases up to `limit` due deliveries and counts the attempt. SKIP LOCKED keeps concurrent
- * workers off each other's rows; the lease (locked_until) keeps them off a row while it is being
- * sent, and runs out if its worker dies, so another worker sends it again with the same id.
+ * Leases due deliveries and counts the attempt. SKIP LOCKED keeps concurrent workers off each
+ * other's rows; the lease (locked_until) keeps them off a row while it is being sent, and runs
+ * out if its worker dies, so another worker sends it again with the same id.
+ *
+ * While borrowing is still allowed (the worker has more than its reserved slots free), it
+ * takes the oldest due deliveries, as many as borrowing allows, with the plain statement a
+ * healthy backlog drains with (the cheapest, at thousands of deliveries a second). Of those, the
+ * deliveries beyond the quota of a URL whose plan says `deferMs` (an open breaker, a slow URL)
+ * are handed back at once: moved that much later and their attempt uncounted.
+ *
+ * Otherwise only the reserved slots are left, and they go to URLs within their quota: of the
+ * `window` oldest due deliveries, each URL's are taken up to its quota (oldest first, `limit`
+ * in all); those beyond the quota of a URL whose plan says `deferMs` move that much later
+ * without counting an attempt, so the deliveries queued behind them come into the window; the
+ * others are left due, untouched.
+ *
+ * Deliveries of an organization without an endpoint are always taken (their attempt fails at
+ * once without a request).
  */
-export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(db: Kysely<DB>, request: ClaimRequest): Promise<ClaimResult> {
+  if (request.borrow <= 0) return claimFairly(db, request);
+  const limit = Math.min(request.limit, request.borrow);
+  const claimed = await claimOldest(db, limit, request.leaseMs);
+  const more = claimed.length === limit && limit < request.limit;
+  if (!request.plans.some((plan) => plan.deferMs !== null)) return { deliveries: claimed, deferred: 0, more };
+  const plans = new Map(request.plans.map((plan) => [plan.url, plan]));
+  const taken = new Map<string, number>();
+  const deliveries: ClaimedDelivery[] = [];
+  const handedBack: Array<{ id: number; attempt: number; defer_ms: number }> = [];
+  for (const delivery of claimed) {
+    const plan = delivery.url ? plans.get(delivery.url) : undefined;
+    if (!plan || plan.deferMs === null) {
+      deliveries.push(delivery);
+      continue;
+    }
+    const count = taken.get(plan.url) ?? 0;
+    if (count < plan.quota) {
+      taken.set(plan.url, count + 1);
+      deliveries.push(delivery);
+    } else {
+      handedBack.push({ id: delivery.id, attempt: delivery.attempt, defer_ms: plan.deferMs });
+    }
+  }
+  if (handedBack.length > 0) {
+    await sql`
+      update webhook_deliveries d
+         set attempts = d.attempts - 1, locked_until = null, next_attempt_at = now() + r.defer_ms * interval '1 millisecond'
+        from json_to_recordset(${JSON.stringify(handedBack)}::json) as r(id bigint, attempt integer, defer_ms integer)
+       where d.id = r.id and d.attempts = r.attempt and d.status = 'pending'`.execute(db);
+  }
+  return { deliveries, deferred: handedBack.length, more };
+}
+
+async function claimOldest(db: Kysely<DB>, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimRow>`
     with claimed as (
       update webhook_deliveries d
@@ -46,7 +115,62 @@ export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: nu
            case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
       from claimed c
       left join webhook_endpoints e on e.org_id = c.org_id and e.mode = c.mode`.execute(db);
-  return rows.map((row) => ({
+  return rows.map(toClaimed);
+}
+
+async function claimFairly(db: Kysely<DB>, request: ClaimRequest): Promise<ClaimResult> {
+  // One row at least: with nothing claimed, it carries only the counts (the claim's columns null).
+  const { rows } = await sql<Omit<ClaimRow, 'id'> & { id: number | null; seen: number; deferred: number }>`
+    with seen as (
+      select d.id, d.next_attempt_at, e.url
+        from webhook_deliveries d
+        left join webhook_endpoints e on e.org_id = d.org_id and e.mode = d.mode
+       where d.status = 'pending' and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until < now())
+       order by d.next_attempt_at
+       limit ${request.window}
+       for update of d skip locked
+    ),
+    graded as (
+      select s.id, s.next_attempt_at, p.defer_ms,
+             case
+               when s.url is null or row_number() over (partition by s.url order by s.next_attempt_at, s.id) <= coalesce(p.quota, ${request.share}) then 'take'
+               when p.defer_ms is not null then 'defer'
+               else 'leave'
+             end as fate
+        from seen s
+        left join json_to_recordset(${JSON.stringify(request.plans.map(toPlanRow))}::json)
+          as p(url text, quota integer, defer_ms integer) on p.url = s.url
+    ),
+    picked as (
+      select id from graded where fate = 'take' order by next_attempt_at, id limit ${request.limit}
+    ),
+    deferred as (
+      update webhook_deliveries d
+         set next_attempt_at = now() + g.defer_ms * interval '1 millisecond'
+        from graded g
+       where d.id = g.id and g.fate = 'defer'
+      returning d.id
+    ),
+    claimed as (
+      update webhook_deliveries d
+         set locked_until = now() + ${request.leaseMs} * interval '1 millisecond', attempts = d.attempts + 1
+       where d.id in (select id from picked)
+      returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body
+    )
+    select (select count(*) from seen)::integer as seen, (select count(*) from deferred)::integer as deferred,
+           c.*, e.url, e.secret,
+           case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
+      from (select 1) as always
+      left join claimed c on true
+      left join webhook_endpoints e on e.org_id = c.org_id and e.mode = c.mode`.execute(db);
+  const deliveries = rows.filter((row): row is typeof row & ClaimRow => row.id !== null).map(toClaimed);
+  const seen = rows[0]?.seen ?? 0;
+  const deferred = rows[0]?.deferred ?? 0;
+  return { deliveries, deferred, more: seen > deliveries.length + deferred };
+}
+
+function toClaimed(row: ClaimRow): ClaimedDelivery {
+  return {
     id: Number(row.id),
     messageId: row.message_id,
     orgId: row.org_id,
@@ -55,7 +179,31 @@ export async function claimDeliveries(db: Kysely<DB>, limit: number, leaseMs: nu
     body: row.body,
     url: row.url,
     secrets: [row.secret, row.previous_secret].filter((secret): secret is string => !!secret),
-  }));
+  };
+}
+
+function toPlanRow(plan: EndpointPlan) {
+  return { url: plan.url, quota: plan.quota, defer_ms: plan.deferMs };
+}
+
+/**
+ * After an endpoint's breaker closes: its pending deliveries due within `heldForMs` (the ones the
+ * breaker held, and retries that were waiting out the outage) become due now. Returns how many.
+ */
+export async function resumeEndpoint(db: Kysely<DB>, url: string, heldForMs: number): Promise<number> {
+  const { rows } = await sql<{ resumed: number }>`
+    with resumed as (
+      update webhook_deliveries d
+         set next_attempt_at = now()
+        from webhook_endpoints e
+       where e.url = ${url} and d.org_id = e.org_id and d.mode = e.mode and d.status = 'pending'
+         and d.next_attempt_at > now() and d.next_attempt_at <= now() + ${Math.ceil(heldForMs)} * interval '1 millisecond'
+      returning 1
+    )
+    select count(*)::integer as resumed from resumed`.execute(db);
+  const resumed = rows[0]?.resumed ?? 0;
+  if (resumed > 0) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+  return resumed;
 }
 
 /** Voids every lease: only for a database no other worker can be using. */
@@ -109,9 +257,8 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
      where d.id = r.id and d.attempts = r.attempt and d.status = 'pending'`.execute(db);
 }
 
-/** ±20 %, so deliveries that failed together (a receiver outage) do not all come back together. */
 function jitter(ms: number): number {
-  return ms * (0.8 + Math.random() * 0.4);
+  return ms * (1 - RETRY_JITTER + Math.random() * 2 * RETRY_JITTER);
 }
 
 export interface AttemptView {

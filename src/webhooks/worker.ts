@@ -1,8 +1,9 @@
 import type { BaseLogger } from 'pino';
 import type { Database } from '../platform/db/database.js';
 import { DELIVERY_TIMEOUT_MS, WebhookSender, type AttemptResult, type ClaimedDelivery } from './delivery.js';
-import { claimDeliveries, recordResults, releaseLeases, RETRY_SCHEDULE_MS } from './queue.js';
+import { claimDeliveries, recordResults, releaseLeases, resumeEndpoint, RETRY_SCHEDULE_MS, type ClaimResult } from './queue.js';
 import { DELIVERY_CHANNEL } from './events.js';
+import { EndpointTraffic, type BreakerChange } from './traffic.js';
 
 /** The logging the worker needs: Fastify's logger (inside `serve`) or a pino logger (`vouch worker`). */
 export type WorkerLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
@@ -10,6 +11,17 @@ export type WorkerLogger = Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 export interface DeliverySettings {
   /** Deliveries in flight at once (and keep-alive sockets per receiver). */
   concurrency: number;
+  /**
+   * Deliveries in flight to one URL while other URLs have deliveries waiting. A URL alone in the
+   * queue may borrow idle slots beyond it, but never the last `endpointConcurrency` slots.
+   */
+  endpointConcurrency: number;
+  /** A URL with an attempt in flight longer than this is slow: it keeps its share and borrows nothing. */
+  slowAttemptMs: number;
+  /** Consecutive failed attempts to one URL (any failure: timeout, network error, non-2xx) that open its breaker. */
+  breakerThreshold: number;
+  /** How long an open breaker holds the URL's deliveries (attempts not counted) before one probe decides. */
+  breakerCooldownMs: number;
   /** How long a claim holds a delivery; longer than the timeout, so only a dead worker's lease runs out. */
   leaseMs: number;
   /** Fallback for a missed NOTIFY and the clock for retries that come due. */
@@ -22,7 +34,11 @@ export interface DeliverySettings {
 }
 
 export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'allowPrivateUrls'> = {
-  concurrency: 64,
+  concurrency: 80,
+  endpointConcurrency: 16,
+  slowAttemptMs: 1_000,
+  breakerThreshold: 10,
+  breakerCooldownMs: 60_000,
   leaseMs: 30_000,
   pollIntervalMs: 1_000,
   timeoutMs: DELIVERY_TIMEOUT_MS,
@@ -38,19 +54,31 @@ const RESULT_WRITE_TRIES = 3;
 const runningOn = new WeakMap<object, number>();
 
 /**
+ * What the last claim left behind: nothing due; a full batch (more may be due); or deliveries
+ * it could not take because their URLs had used their slots.
+ */
+type Backlog = 'none' | 'full' | 'capped';
+
+/**
  * The delivery loop: claim due deliveries into free slots, send them concurrently, and write
  * their outcomes in batches. Each claimed delivery is sent at once, so a lease only has to
  * outlast one attempt. While the queue has a backlog it claims only when a quarter of the slots
- * are free, so claims stay batched; otherwise it claims whenever a NOTIFY or the poll says so.
+ * are free (or, when URLs were capped, a quarter has been freed since), so claims stay batched;
+ * otherwise, and for new deliveries of other URLs while some are capped, it claims whenever a
+ * NOTIFY or the poll says so. EndpointTraffic decides how many slots each URL may take and holds
+ * the deliveries of URLs whose breaker is open.
  */
 export class DeliveryWorker {
   private readonly sender: WebhookSender;
   private readonly minClaim: number;
+  private readonly traffic: EndpointTraffic;
   private inFlight = 0;
+  /** Attempts ended since the last claim. */
+  private freed = 0;
   private readonly active = new Set<Promise<void>>();
   private stopping = false;
   private woken = true;
-  private backlog = false;
+  private backlog: Backlog = 'none';
   private wakeUp: (() => void) | undefined;
   private results: AttemptResult[] = [];
   private flushing: Promise<void> | undefined;
@@ -64,6 +92,7 @@ export class DeliveryWorker {
   ) {
     this.sender = new WebhookSender({ allowPrivateUrls: settings.allowPrivateUrls, timeoutMs: settings.timeoutMs, maxSockets: settings.concurrency });
     this.minClaim = Math.max(1, Math.floor(settings.concurrency / 4));
+    this.traffic = new EndpointTraffic(settings);
   }
 
   async start(): Promise<void> {
@@ -118,7 +147,9 @@ export class DeliveryWorker {
   private shouldClaim(): boolean {
     const free = this.settings.concurrency - this.inFlight;
     if (free <= 0) return false;
-    return this.backlog ? free >= this.minClaim || this.inFlight === 0 : this.woken;
+    if (this.backlog === 'full') return free >= this.minClaim || this.inFlight === 0;
+    if (this.backlog === 'capped') return this.woken || this.freed >= this.minClaim;
+    return this.woken;
   }
 
   private idle(): Promise<void> {
@@ -138,22 +169,40 @@ export class DeliveryWorker {
 
   private async claim(): Promise<void> {
     this.woken = false;
+    this.freed = 0;
     const limit = Math.min(this.settings.concurrency - this.inFlight, MAX_BATCH);
-    let batch: ClaimedDelivery[];
+    const plans = this.traffic.plan(Date.now());
+    // While some URL's deliveries are being moved aside, look further down the queue for others
+    // (each deferral makes the loop claim again at once, so a long run of them goes in rounds).
+    const window = plans.some((plan) => plan.deferMs !== null) ? Math.min(MAX_BATCH, Math.max(4 * limit, 100)) : limit;
+    let claimed: ClaimResult;
     try {
-      batch = await claimDeliveries(this.database.db, limit, this.settings.leaseMs);
+      claimed = await claimDeliveries(this.database.db, {
+        limit,
+        window,
+        leaseMs: this.settings.leaseMs,
+        share: this.traffic.share,
+        borrow: this.traffic.borrowable(this.inFlight),
+        plans,
+      });
     } catch (err) {
       this.logger.error({ err }, 'claiming webhook deliveries failed');
-      this.backlog = false;
+      this.backlog = 'none';
       await this.idle();
       return;
     }
-    this.backlog = batch.length === limit;
-    for (const delivery of batch) this.dispatch(delivery);
+    const { deliveries, deferred, more } = claimed;
+    this.backlog = deliveries.length === limit ? 'full' : more ? 'capped' : 'none';
+    // Deliveries moved aside may have uncovered others: look again.
+    if (deferred > 0) this.woken = true;
+    for (const delivery of deliveries) this.dispatch(delivery);
   }
 
   private dispatch(delivery: ClaimedDelivery): void {
     this.inFlight++;
+    const { url } = delivery;
+    const startedAt = Date.now();
+    if (url) this.traffic.started(url, startedAt);
     const task = this.sender
       .send(delivery)
       .then((result) => {
@@ -162,14 +211,40 @@ export class DeliveryWorker {
         }
         this.results.push(result);
         this.flush();
+        if (url) this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()));
       })
       .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed'))
       .finally(() => {
         this.inFlight--;
+        this.freed++;
         this.active.delete(task);
         this.wake();
       });
     this.active.add(task);
+  }
+
+  private onBreakerChange(url: string, change: BreakerChange | undefined): void {
+    if (!change) return;
+    // The origin only: a path or query can carry the customer's own token.
+    const endpoint = URL.canParse(url) ? new URL(url).origin : '(unparsable URL)';
+    if (change.kind === 'opened') {
+      this.logger.warn(
+        { endpoint, failures: change.failures, cooldownMs: this.settings.breakerCooldownMs },
+        'webhook endpoint keeps failing: holding its deliveries until the cool-down ends',
+      );
+      return;
+    }
+    this.logger.info({ endpoint }, 'webhook endpoint answers again: resuming its deliveries');
+    if (change.heldForMs <= 0) return;
+    const resume = resumeEndpoint(this.database.db, url, change.heldForMs)
+      .then(() => {
+        this.woken = true;
+        this.wake();
+      })
+      // Not lost: the held deliveries come due when their hold ends.
+      .catch((err: unknown) => this.logger.error({ err, endpoint }, 'resuming the held webhook deliveries failed'))
+      .finally(() => this.active.delete(resume));
+    this.active.add(resume);
   }
 
   /** One writer at a time; results that arrive meanwhile go into its next batch (group commit). */
