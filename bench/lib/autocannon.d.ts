@@ -12,8 +12,6 @@ declare module 'autocannon' {
       pipelining?: number;
       /** Seconds before a request counts as a timeout. */
       timeout?: number;
-      /** Requests per second over all connections; latency then counts from each request's planned send time. */
-      overallRate?: number;
     }
 
     /** Histogram summary; latency values are milliseconds (1 ms resolution). */

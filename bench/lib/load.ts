@@ -1,3 +1,4 @@
+import http from 'node:http';
 import autocannon from 'autocannon';
 import { cpuSeconds, machineBusySeconds } from './cpu.js';
 
@@ -7,11 +8,6 @@ export interface LoadSettings {
   duration: number;
   /** Seconds of load before the measured run, discarded. */
   warmup: number;
-  /**
-   * Requests per second over all connections; absent, every connection sends its next request as
-   * soon as the last one is answered (the server's saturation).
-   */
-  rate?: number;
 }
 
 export interface LoadRequest {
@@ -86,7 +82,6 @@ export async function load(request: LoadRequest, settings: LoadSettings, serverP
     ...(request.body !== undefined ? { body: request.body } : {}),
     connections: settings.connections,
     pipelining: 1,
-    ...(settings.rate ? { overallRate: settings.rate } : {}),
   };
   // A separate warm-up call (not autocannon's `warmup`) so the CPU counters cover the measured run only.
   if (settings.warmup > 0) await autocannon({ ...options, duration: settings.warmup });
@@ -115,4 +110,74 @@ export function failures(summary: LoadSummary): string {
   if (summary.errors > 0) parts.push(`${summary.errors} errors`);
   if (summary.timeouts > 0) parts.push(`${summary.timeouts} timeouts`);
   return parts.join(', ');
+}
+
+/**
+ * Open-loop load at a steady rate (the wrk2 way): request i is due at start + i ÷ rate, whatever
+ * happened to earlier ones, over keep-alive sockets (at most `connections`; requests queue for a
+ * free one). Its latency counts from when it was due, not when it was sent, so a stall delays
+ * every request due meanwhile and shows in the percentiles (no coordinated omission).
+ * autocannon's `overallRate` cannot do this: it sends each second's quota as one burst.
+ */
+export async function paced(request: LoadRequest, settings: LoadSettings & { rate: number }, serverPid?: number): Promise<LoadSummary> {
+  const target = new URL(request.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: settings.connections });
+  const send = (due: number, record: (latency: number, status: number | 'error') => void) => {
+    const call = http.request(
+      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: request.method ?? 'GET', headers: request.headers, agent },
+      (response) => {
+        response.on('data', () => undefined);
+        response.on('end', () => record(performance.now() - due, response.statusCode ?? 0));
+      },
+    );
+    call.on('error', () => record(performance.now() - due, 'error'));
+    call.end(request.body);
+  };
+  const run = (seconds: number) =>
+    new Promise<{ latencies: number[]; statusCodes: Record<string, number>; errors: number }>((resolve) => {
+      const total = Math.round(seconds * settings.rate);
+      const latencies: number[] = [];
+      const statusCodes: Record<string, number> = {};
+      let errors = 0;
+      let sent = 0;
+      const start = performance.now();
+      const record = (latency: number, status: number | 'error') => {
+        latencies.push(latency);
+        if (status === 'error') errors++;
+        else statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+        if (latencies.length === total) resolve({ latencies, statusCodes, errors });
+      };
+      const tick = () => {
+        const now = performance.now();
+        while (sent < total && start + (sent * 1000) / settings.rate <= now) {
+          send(start + (sent * 1000) / settings.rate, record);
+          sent++;
+        }
+        if (sent < total) setTimeout(tick, Math.max(0, start + (sent * 1000) / settings.rate - performance.now()));
+      };
+      tick();
+    });
+  try {
+    if (settings.warmup > 0) await run(settings.warmup);
+    const before = snapshot(serverPid);
+    const { latencies, statusCodes, errors } = await run(settings.duration);
+    const after = snapshot(serverPid);
+    latencies.sort((a, b) => a - b);
+    const at = (fraction: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))]! * 10) / 10;
+    const non2xx = Object.entries(statusCodes).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
+    return {
+      requests: latencies.length,
+      reqPerSec: latencies.length / ((after.at - before.at) / 1000),
+      latencyMean: latencies.reduce((sum, value) => sum + value, 0) / latencies.length,
+      p50: at(0.5),
+      p99: at(0.99),
+      non2xx,
+      errors,
+      timeouts: 0,
+      statusCodes,
+      cpu: cores(before, after, latencies.length),
+    };
+  } finally {
+    agent.destroy();
+  }
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import path from 'node:path';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { failures, load, type LoadRequest, type LoadSettings, type LoadSummary } from '../lib/load.js';
+import { failures, load, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atLeast, atMost, type Section } from '../lib/section.js';
@@ -14,11 +14,11 @@ const TARGET_P99_MS = 20;
 /** The deep page must keep at least half the first page's throughput ("within 2×"). */
 const TARGET_RATIO = 0.5;
 /**
- * Latency is measured at a set request rate over all connections, below saturation: at
- * saturation a closed loop of N connections measures queueing (N ÷ throughput), not the
- * endpoint. Saturated runs are reported too, for Vouch and the bare baseline.
+ * Latency is measured open-loop at a steady rate below saturation (`paced`): at saturation a
+ * closed loop of N connections measures its own queue (N ÷ throughput), not the endpoint.
+ * Saturated runs are reported too, for Vouch and the bare baseline. LISTS_PACED_RATE changes it.
  */
-const PACED_RATE = 500;
+const PACED_RATE = Number(process.env.LISTS_PACED_RATE || 500);
 /**
  * One statement writes the million rows: dense `seq` 1..N (newest = N), a third of them
  * verified with a position, a neighbour and two photos, the rest in progress; then the
@@ -138,7 +138,8 @@ export const lists: Section = {
           }
         }
 
-        const settings: Record<Load, LoadSettings> = { saturated: context.load, paced: { ...context.load, rate: PACED_RATE } };
+        const drive = (loadKind: Load, request: LoadRequest, pid: number) =>
+          loadKind === 'saturated' ? load(request, context.load, pid) : paced(request, { ...context.load, rate: PACED_RATE }, pid);
         const runs = new Map<RunKey, LoadSummary[]>();
         const rows: (string | number)[][] = [];
         // Every combination in turn, round after round, so all see the same machine state.
@@ -146,13 +147,13 @@ export const lists: Section = {
           for (const loadKind of ['saturated', 'paced'] as const) {
             for (const server of ['vouch', 'baseline'] as const) {
               for (const depth of ['first', 'deep'] as const) {
-                const summary = await load(requests[server][depth], settings[loadKind], servers[server].pid);
+                const summary = await drive(loadKind, requests[server][depth], servers[server].pid);
                 const key: RunKey = `${server} ${depth} ${loadKind}`;
                 runs.set(key, [...(runs.get(key) ?? []), summary]);
                 rows.push([
                   server,
                   depth === 'first' ? 'page 1' : `offset ${DEEP_OFFSET}`,
-                  `${context.load.connections} conn.${loadKind === 'paced' ? `, ${PACED_RATE} req/s` : ''}${context.rounds > 1 ? ` #${pass}` : ''}`,
+                  `${loadKind === 'paced' ? `${PACED_RATE} req/s, ≤ ${context.load.connections} conn.` : `${context.load.connections} conn.`}${context.rounds > 1 ? ` #${pass}` : ''}`,
                   round(summary.reqPerSec, 0),
                   summary.p50,
                   summary.p99,
