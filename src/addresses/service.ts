@@ -9,7 +9,7 @@ import { ApiError } from '../platform/errors.js';
 import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
 import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
-import { enqueueEvent } from '../webhooks/events.js';
+import { enqueueEvent, WEBHOOK_FILE_URL_TTL_SECONDS } from '../webhooks/events.js';
 import { checkApplicant, checkPlace, checkReference, Problems, type ApplicantInput, type PlaceInput } from './input.js';
 import { ADDRESS_RECORD_COLUMNS, renderAddress, type AddressRecord, type AddressRecordRow } from './render.js';
 import { ADDRESS_MACHINE } from './states.js';
@@ -246,7 +246,9 @@ export async function applyAddressTransition(
   }
   await closeFieldTask(trx, 'address', id, now);
   const record = renderAddress(updated, urls);
-  await enqueueEvent(trx, { ...scope, type: change.to === 'cancelled' ? 'address.cancelled' : 'address.completed', data: record }, now);
+  // The body is sent for days (retries): its photo links are signed to outlast them.
+  const data = renderAddress(updated, urls.lasting(WEBHOOK_FILE_URL_TTL_SECONDS));
+  await enqueueEvent(trx, { ...scope, type: change.to === 'cancelled' ? 'address.cancelled' : 'address.completed', data }, now);
   const event: AddressFinishedEvent = {
     scope,
     id,

@@ -11,7 +11,7 @@ import { ApiError } from '../platform/errors.js';
 import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
 import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
-import { enqueueEvent } from '../webhooks/events.js';
+import { enqueueEvent, WEBHOOK_FILE_URL_TTL_SECONDS } from '../webhooks/events.js';
 import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord, type BusinessRecordRow } from './render.js';
 import { BUSINESS_MACHINE } from './states.js';
 import type { BusinessRow } from './tables.js';
@@ -193,6 +193,8 @@ export async function applyBusinessTransition(
   }
   await closeFieldTask(trx, 'business', id, now);
   const record = renderBusiness(updated, urls);
-  await enqueueEvent(trx, { ...scope, type: change.to === 'cancelled' ? 'business.cancelled' : 'business.completed', data: record }, now);
+  // The body is sent for days (retries): its photo links are signed to outlast them.
+  const data = renderBusiness(updated, urls.lasting(WEBHOOK_FILE_URL_TTL_SECONDS));
+  await enqueueEvent(trx, { ...scope, type: change.to === 'cancelled' ? 'business.cancelled' : 'business.completed', data }, now);
   return record;
 }

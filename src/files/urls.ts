@@ -20,9 +20,11 @@ const URL_CACHE_SIZE = 10_000;
 export type UrlCheck = 'ok' | 'expired' | 'invalid';
 
 export interface FileUrls {
-  /** An absolute URL for the file, valid for at least FILE_URL_TTL_SECONDS. */
+  /** An absolute URL for the file, valid for at least FILE_URL_TTL_SECONDS (or this view's lifetime). */
   url(id: string): string;
   check(id: string, expires: string | undefined, signature: string | undefined): UrlCheck;
+  /** The same signer, handing out URLs valid for at least `ttlSeconds` (webhook bodies outlive a day). */
+  lasting(ttlSeconds: number): FileUrls;
 }
 
 /** The installation's signing key, created on first use (concurrent first uses agree on one). */
@@ -50,30 +52,14 @@ function expiryFor(nowMs: number, ttlSeconds: number): number {
   return Math.ceil((Math.floor(nowMs / 1000) + ttlSeconds) / ROUND_SECONDS) * ROUND_SECONDS;
 }
 
-const SIGNED_FILE_PATH = /\/v1\/files\/([0-9a-f-]{36})\?expires=(\d{1,12})&signature=([0-9a-f]{64})/g;
-
-/**
- * `text` with every file URL signed with `key` and still valid at `now` signed again to stay
- * valid at least `ttlSeconds` from `now` (a URL already valid longer is kept). Only the expiry
- * and signature change. A string that merely looks like a file URL is left alone, so nothing
- * but a link Vouch itself handed out can be extended.
- */
-export function extendFileUrls(text: string, key: Buffer, ttlSeconds: number, now: Date): string {
-  const expires = expiryFor(now.getTime(), ttlSeconds);
-  return text.replace(SIGNED_FILE_PATH, (found: string, id: string, current: string, signature: string) => {
-    const valid = timingSafeEqual(Buffer.from(signFileUrl(key, id, Number(current)), 'hex'), Buffer.from(signature, 'hex'));
-    if (!valid || Number(current) * 1000 <= now.getTime() || Number(current) >= expires) return found;
-    return `/v1/files/${id}?expires=${expires}&signature=${signFileUrl(key, id, expires)}`;
-  });
-}
-
 export function fileUrls(key: Buffer, publicUrl: string, options: FileUrlOptions = {}): FileUrls {
   const ttl = options.ttlSeconds ?? FILE_URL_TTL_SECONDS;
   const now = options.now ?? (() => new Date());
   const base = publicUrl.replace(/\/+$/, '');
   // Lists render the same photos again and again within an expiry window: keep recent URLs.
   const recent = new Map<string, string>();
-  return {
+  const views = new Map<number, FileUrls>();
+  const self: FileUrls = {
     url(id) {
       const expires = expiryFor(now().getTime(), ttl);
       const cacheKey = `${id}.${expires}`;
@@ -90,5 +76,12 @@ export function fileUrls(key: Buffer, publicUrl: string, options: FileUrlOptions
       if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'invalid';
       return Number(expires) * 1000 <= now().getTime() ? 'expired' : 'ok';
     },
+    lasting(ttlSeconds) {
+      if (ttlSeconds === ttl) return self;
+      let view = views.get(ttlSeconds);
+      if (!view) views.set(ttlSeconds, (view = fileUrls(key, publicUrl, { ...options, ttlSeconds })));
+      return view;
+    },
   };
+  return self;
 }

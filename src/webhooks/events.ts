@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { extendFileUrls, FILE_URL_TTL_SECONDS, loadSigningKey } from '../files/urls.js';
+import { FILE_URL_TTL_SECONDS } from '../files/urls.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { MAX_RETRY_SPAN_MS } from './schedule.js';
 
@@ -41,9 +41,7 @@ export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
  */
 export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Date = new Date()): Promise<string> {
   const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
-  let payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
-  // The record was rendered with the API's links (valid a day); the body is sent for days.
-  if (payload.includes('/v1/files/')) payload = extendFileUrls(payload, await loadSigningKey(db), WEBHOOK_FILE_URL_TTL_SECONDS, now);
+  const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
   await db
     .insertInto('webhook_deliveries')
     .values({

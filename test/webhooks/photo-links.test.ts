@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agents/service.js';
 import { fileRoutes } from '../../src/files/routes.js';
 import { openFileStore } from '../../src/files/store.js';
-import { extendFileUrls, FILE_URL_TTL_SECONDS, fileUrls, loadSigningKey, signFileUrl } from '../../src/files/urls.js';
+import { FILE_URL_TTL_SECONDS, fileUrls, loadSigningKey, signFileUrl } from '../../src/files/urls.js';
 import { registerErrorHandling } from '../../src/platform/errors.js';
 import { WEBHOOK_FILE_URL_TTL_SECONDS } from '../../src/webhooks/events.js';
 import { MAX_RETRY_SPAN_MS } from '../../src/webhooks/schedule.js';
@@ -99,28 +99,24 @@ describe('photo links in webhook bodies', () => {
   });
 });
 
-describe('extendFileUrls', () => {
+describe('FileUrls.lasting', () => {
   const key = Buffer.alloc(32, 7);
   const now = new Date('2030-06-01T10:15:00.000Z');
   const id = '0b7f6f1e-8a65-4b5e-9c1f-2d7a3e4b5c6d';
   const urls = fileUrls(key, 'https://vouch.example', { now: () => now });
 
-  it('re-signs the links it signed, to the asked time rounded up to the hour, and nothing else', () => {
-    const link = urls.url(id);
-    const forged = `https://vouch.example/v1/files/${id}?expires=1999999999&signature=${'ab'.repeat(32)}`;
-    const text = JSON.stringify({ photos: [link], note: forged });
-    const extended = JSON.parse(extendFileUrls(text, key, 4 * 24 * 60 * 60, now)) as { photos: string[]; note: string };
-    const expires = Number(new URL(extended.photos[0]!).searchParams.get('expires'));
+  it('signs links valid for the asked time, rounded up to the hour, that the API signer accepts', () => {
+    const link = urls.lasting(4 * 24 * 60 * 60).url(id);
+    const expires = Number(new URL(link).searchParams.get('expires'));
     expect(expires).toBe(Math.ceil((now.getTime() / 1000 + 4 * 24 * 60 * 60) / 3600) * 3600);
-    expect(urls.check(id, String(expires), new URL(extended.photos[0]!).searchParams.get('signature')!)).toBe('ok');
-    expect(extended.note).toBe(forged);
+    expect(urls.check(id, String(expires), new URL(link).searchParams.get('signature')!)).toBe('ok');
+    expect(new URL(link).pathname).toBe(new URL(urls.url(id)).pathname);
   });
 
-  it('leaves an expired link, and a link already valid longer, as they are', () => {
+  it('is the same signer for its own lifetime, and one view per lifetime', () => {
+    expect(urls.lasting(FILE_URL_TTL_SECONDS)).toBe(urls);
+    expect(urls.lasting(4 * 24 * 60 * 60)).toBe(urls.lasting(4 * 24 * 60 * 60));
     const past = Math.floor(now.getTime() / 1000) - 60;
-    const expired = `https://vouch.example/v1/files/${id}?expires=${past}&signature=${signFileUrl(key, id, past)}`;
-    expect(extendFileUrls(expired, key, 4 * 24 * 60 * 60, now)).toBe(expired);
-    const link = urls.url(id);
-    expect(extendFileUrls(link, key, FILE_URL_TTL_SECONDS - 2 * 60 * 60, now)).toBe(link);
+    expect(urls.check(id, String(past), signFileUrl(key, id, past))).toBe('expired');
   });
 });
