@@ -17,10 +17,11 @@ import type { BenchContext, Section, SectionReport } from './lib/section.js';
 import { biometrics } from './sections/biometrics.js';
 import { identity } from './sections/identity.js';
 import { lists } from './sections/lists.js';
+import { portal } from './sections/portal.js';
 import { registryImport } from './sections/registry-import.js';
 import { webhooks } from './sections/webhooks.js';
 
-const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, lists];
+const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, lists, portal];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;

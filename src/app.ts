@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -13,7 +14,7 @@ import { employmentRoutes } from './employments/routes.js';
 import { fileRoutes } from './files/routes.js';
 import { openFileStore } from './files/store.js';
 import { fileUrls, loadSigningKey } from './files/urls.js';
-import { guarantorRoutes } from './guarantors/routes.js';
+import { guarantorRoutes, startGuarantors } from './guarantors/routes.js';
 import type { FaceMatcher } from './identities/biometrics/matcher.js';
 import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
@@ -24,6 +25,8 @@ import { identityRoutes } from './identities/routes.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { isWebAppPath, registerWebApp } from './platform/web.js';
+import { checkOrigin, portalApi } from './portal/plugin.js';
 import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
 
@@ -45,6 +48,28 @@ Authenticate with \`Authorization: Bearer <secret>\`: a test secret (\`sk_test_.
 against fixed test identities and is never charged; a live secret (\`sk_live_...\`) reads the live registry
 and charges the wallet.`;
 
+/**
+ * The Content-Security-Policy of every answer: the web app loads only its own scripts; Mantine
+ * injects style tags; photos may come from the S3 store's own origin.
+ */
+function contentSecurity(config: Config) {
+  const photos = config.s3 ? [new URL(config.s3.endpoint).origin] : [];
+  return {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'", "'unsafe-inline'"],
+    imgSrc: ["'self'", 'data:', 'blob:', ...photos],
+    connectSrc: ["'self'"],
+    fontSrc: ["'self'", 'data:'],
+    objectSrc: ["'none'"],
+    frameAncestors: ["'none'"],
+    formAction: ["'self'"],
+    baseUri: ["'self'"],
+    // Self-hosted deployments may run on plain http inside a network: do not rewrite to https.
+    upgradeInsecureRequests: null,
+  };
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { database, config } = options;
   const app = Fastify({
@@ -52,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
     return503OnClosing: true,
+    trustProxy: config.trustProxy,
     // An over-long id reaches its route, whose own validation answers (400 or 404 in the family's style).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
@@ -59,7 +85,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
-  registerErrorHandling(app);
+  await app.register(helmet, { contentSecurityPolicy: { directives: contentSecurity(config) } });
+  const webApp = await registerWebApp(app);
+  registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
 
   await app.register(swagger, {
     openapi: {
@@ -67,9 +95,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: { title: 'Vouch verification API', version: '1.0.0', description: API_DESCRIPTION },
       servers: [{ url: config.publicUrl }],
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'sk_test_... or sk_live_...' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'sk_test_... or sk_live_...' },
+          session: { type: 'apiKey', in: 'cookie', name: 'vouch_session', description: 'The web app\'s session cookie (portal API only)' },
+        },
       },
-      tags: [{ name: 'Identity lookups', description: 'Synchronous lookups; no state is held for the caller' }],
+      tags: [
+        { name: 'Identity lookups', description: 'Synchronous lookups; no state is held for the caller' },
+        { name: 'Portal', description: 'The web app\'s own API under /api: session cookie, never API secrets; errors in style A' },
+      ],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
@@ -103,9 +137,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Respondent-completed verifications: guarantors and employers answer on pages under /respond.
   const respondents = respondentsFor(database.db, config, app.log);
   app.addHook('onClose', () => respondents.close());
-  await app.register(guarantorRoutes, { db: database.db, respondents, lookups, fileUrls: urls });
+  const guarantors = startGuarantors({ db: database.db, respondents, lookups, fileUrls: urls, log: app.log });
+  app.addHook('onClose', async () => guarantors.stop());
+  await app.register(guarantorRoutes, { db: database.db, respondents, service: guarantors.service });
   await app.register(employmentRoutes, { db: database.db, respondents });
   await app.register(respondentPages, { respondents, prefix: '/respond' });
+
+  // The customer portal's JSON API (the web app under / calls it with a session cookie).
+  app.addHook('onRequest', checkOrigin(config));
+  await app.register(portalApi, { prefix: '/api', db: database.db, config, urls, lookups, respondents, guarantors: guarantors.service });
 
   return app;
 }

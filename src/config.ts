@@ -24,6 +24,19 @@ export interface Config {
   mailFrom: string;
   /** S3-compatible object store for uploaded photos; absent means files under the data folder. */
   s3: S3Config | undefined;
+  /** The operator's bank account that customers fund their wallets into; absent until configured. */
+  bank: BankDetails | undefined;
+  /** Behind a reverse proxy: take the client's address from X-Forwarded-For (per-IP limits need it). */
+  trustProxy: boolean;
+}
+
+export interface BankDetails {
+  bankName: string;
+  accountName: string;
+  /** A 10-digit NUBAN. */
+  accountNumber: string;
+  /** What else a customer should know about paying in (VOUCH_FUNDING_NOTE), shown on the fund page. */
+  note?: string | undefined;
 }
 
 export interface S3Config {
@@ -99,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const mailFrom = env.MAIL_FROM || 'Vouch <no-reply@vouch.local>';
   const s3 = readS3(env);
+  const trustProxy = readFlag(env, 'VOUCH_TRUST_PROXY', false);
+  const bank = readBank(env);
   return {
     port,
     host,
@@ -115,7 +130,28 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     mailFrom,
     s3,
+    trustProxy,
+    bank,
   };
+}
+
+function readBank(env: Env): BankDetails | undefined {
+  const names = ['VOUCH_BANK_NAME', 'VOUCH_BANK_ACCOUNT_NAME', 'VOUCH_BANK_ACCOUNT_NUMBER'] as const;
+  const [bankName, accountName, accountNumber] = names.map((name) => env[name]?.trim() ?? '');
+  const note = env.VOUCH_FUNDING_NOTE?.trim() || undefined;
+  if (note !== undefined && note.length > 500) throw new ConfigError('VOUCH_FUNDING_NOTE', `must be at most 500 characters, got ${note.length}`);
+  if (!bankName && !accountName && !accountNumber) {
+    if (note !== undefined) throw new ConfigError('VOUCH_FUNDING_NOTE', 'needs the bank details it adds to: set VOUCH_BANK_NAME, VOUCH_BANK_ACCOUNT_NAME and VOUCH_BANK_ACCOUNT_NUMBER');
+    return undefined;
+  }
+  for (const [i, name] of names.entries()) {
+    if (![bankName, accountName, accountNumber][i]) throw new ConfigError(name, `is required when any of ${names.join(', ')} is set`);
+  }
+  if (!/^\d{10}$/.test(accountNumber!)) throw new ConfigError('VOUCH_BANK_ACCOUNT_NUMBER', `must be a 10-digit account number (NUBAN), got "${accountNumber}"`);
+  for (const [name, value] of [['VOUCH_BANK_NAME', bankName!], ['VOUCH_BANK_ACCOUNT_NAME', accountName!]] as const) {
+    if (value.length > 100) throw new ConfigError(name, `must be at most 100 characters, got ${value.length}`);
+  }
+  return { bankName: bankName!, accountName: accountName!, accountNumber: accountNumber!, note };
 }
 
 function readS3(env: Env): S3Config | undefined {

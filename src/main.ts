@@ -2,19 +2,18 @@
 import fs from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
-import { ADDRESS_BILLABLES } from './addresses/service.js';
 import { registerAgentCommands } from './agents/cli.js';
 import { buildApp } from './app.js';
-import { BUSINESS_BILLABLES } from './businesses/service.js';
 import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
 import { seedDemo } from './demo.js';
-import { EMPLOYMENT_BILLABLES } from './employments/service.js';
-import { GUARANTOR_BILLABLES } from './guarantors/service.js';
-import { IDENTITY_BILLABLES } from './identities/lookups.js';
+import { ApiError } from './platform/errors.js';
+import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.js';
+import { BILLABLES, priceList } from './portal/billing/service.js';
+import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
 import { importRegistry } from './identities/registry/import.js';
 import { loadTestIdentities } from './identities/registry/test-identities.js';
-import { priceOf, setPrice } from './platform/billing.js';
+import { setPrice } from './platform/billing.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
@@ -22,14 +21,6 @@ import { registerOutboxCommands } from './respondents/cli.js';
 import { registerWebhookCommands } from './webhooks/cli.js';
 import { runWorkerProcess, startWorker } from './worker.js';
 
-/** Every billable type `vouch price set` accepts. */
-const BILLABLES = [
-  ...Object.values(IDENTITY_BILLABLES),
-  ...Object.values(ADDRESS_BILLABLES),
-  ...Object.values(BUSINESS_BILLABLES),
-  ...Object.values(GUARANTOR_BILLABLES),
-  ...Object.values(EMPLOYMENT_BILLABLES),
-];
 
 async function serve(): Promise<void> {
   const config = loadConfig();
@@ -59,6 +50,7 @@ async function serve(): Promise<void> {
     `Vouch is running (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
     `  API       ${base}`,
     `  API docs  ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
+    `  Portal    ${base}/  (sign up, or sign in as the demo organization's owner)`,
   ];
   if (demo) {
     lines.push(
@@ -67,6 +59,8 @@ async function serve(): Promise<void> {
       `and loaded ${demo.registryRecords} demo registry records. Its secrets are shown this once:`,
       `  export VOUCH_TEST_SECRET=${demo.organization.testSecret}`,
       `  export VOUCH_LIVE_SECRET=${demo.organization.liveSecret}`,
+      '',
+      `Sign in to the portal as ${demo.portal.email} with the password ${demo.portal.password} (shown this once).`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
@@ -142,9 +136,29 @@ export function buildCli(): Command {
     .requiredOption('--payload-type <type>', `one of ${PAYLOAD_TYPES.join(', ')}`, choice('payload type', PAYLOAD_TYPES))
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { riskLevel: RiskLevel; payloadType: PayloadType; json?: boolean }) => {
-      await withDatabase(async ({ db }) => {
-        const enabled = await new AccountsService(db).enable(id, opts.riskLevel, opts.payloadType);
+      await withDatabase(async ({ db }, config) => {
+        const accounts = new AccountsService(db);
+        await accounts.get(id);
+        // Approves the organization's pending access request from the portal, if it has one, and mails the member who asked.
+        const { requests, finish } = cliAccessRequests(db, config);
+        await requests.approve(id, { riskLevel: opts.riskLevel, payloadType: opts.payloadType }, { kind: 'cli' });
+        await finish();
+        const enabled = await accounts.get(id);
         print(!!opts.json, enabled, orgSummary(enabled));
+      });
+    });
+  org
+    .command('decline <id>')
+    .description("decline the organization's pending request for API access, with a reason the customer sees")
+    .requiredOption('--reason <text>', 'why, in words for the customer')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { reason: string; json?: boolean }) => {
+      await withDatabase(async ({ db }, config) => {
+        await new AccountsService(db).get(id);
+        const { requests, finish } = cliAccessRequests(db, config);
+        const requestId = await requests.decline(id, opts.reason, { kind: 'cli' });
+        await finish();
+        print(!!opts.json, { id, requestId, status: 'declined' }, `declined access request ${requestId}`);
       });
     });
   org
@@ -191,7 +205,7 @@ export function buildCli(): Command {
     .action(async (opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
         const prices: Record<string, number> = {};
-        for (const billable of BILLABLES) prices[billable.type] = await priceOf(db, billable);
+        for (const inForce of await priceList(db)) prices[inForce.type] = inForce.amount;
         print(!!opts.json, prices, Object.entries(prices).map(([t, p]) => `${t.padEnd(16)} ${p} kobo`).join('\n'));
       });
     });
@@ -232,6 +246,9 @@ export function buildCli(): Command {
   registerWebhookCommands(program);
   registerAgentCommands(program);
   registerOutboxCommands(program);
+  registerMailCommands(program);
+  registerAccessCommands(program);
+  registerFundingCommands(program);
 
   return program;
 }
@@ -239,7 +256,7 @@ export function buildCli(): Command {
 function describeError(err: unknown): string {
   if (err instanceof CommanderError) return usageReason(err);
   if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
-  if (err instanceof CliError || err instanceof AccountError || err instanceof DatabaseUnavailableError) return err.message;
+  if (err instanceof CliError || err instanceof AccountError || err instanceof ApiError || err instanceof DatabaseUnavailableError) return err.message;
   if (err instanceof RangeError) return err.message;
   return `unexpected error: ${(err as Error)?.message ?? String(err)}`;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { invalidateAuthCache } from '../platform/auth.js';
 import { credit } from '../platform/billing.js';
 import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
@@ -35,6 +35,30 @@ export interface CreateOrganizationInput {
 export interface AccountsDeps {
   newId?: () => string;
   newSecret?: SecretGenerator;
+  now?: () => Date;
+}
+
+/** After a roll the old secret may keep working this long at most. */
+export const MAX_SECRET_OVERLAP_HOURS = 24;
+
+export interface RollOptions {
+  /** How long the old secret keeps working, in whole hours (0 to 24); 0 when absent. */
+  overlapHours?: number;
+  /** The portal person who rolled it; absent for the command line. */
+  createdBy?: string | null;
+  /** Runs inside the roll's transaction, after the new secret is written. */
+  within?: (trx: Transaction<DB>, rolled: RolledSecret) => Promise<void>;
+}
+
+export interface RolledSecret {
+  mode: Mode;
+  /** The new plain secret. */
+  secret: string;
+  hint: string;
+  /** The old secret's hint; null when the mode had no secret. */
+  previousHint: string | null;
+  /** Until when the old secret works (the roll's time when there is no overlap). */
+  previousExpiresAt: Date;
 }
 
 /** A domain error of account administration (CLI and operator console), with a message for people. */
@@ -45,6 +69,7 @@ export class AccountError extends Error {
 export class AccountsService {
   private readonly newId: () => string;
   private readonly newSecret: SecretGenerator;
+  private readonly now: () => Date;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -52,39 +77,54 @@ export class AccountsService {
   ) {
     this.newId = deps.newId ?? randomUUID;
     this.newSecret = deps.newSecret ?? generateSecret;
+    this.now = deps.now ?? (() => new Date());
   }
 
   /** Creates the organization with both secrets; the plain secrets are returned here and never again. */
   async create(input: CreateOrganizationInput): Promise<CreatedOrganization> {
-    const name = input.name.trim();
-    if (!name) throw new AccountError('name must not be empty');
     if (input.fund !== undefined && (!Number.isSafeInteger(input.fund) || input.fund < 0)) {
       throw new AccountError('fund must be a whole number of kobo, 0 or more');
     }
     const id = this.newId();
-    const secrets = { test: this.newSecret('test'), live: this.newSecret('live') };
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('organizations')
-        .values({
-          id,
-          name,
-          email: input.email?.trim() || null,
-          risk_level: input.riskLevel ?? 'NONE',
-          payload_type: input.payloadType ?? 'FULL',
-          enabled: input.enabled ?? false,
-        })
-        .execute();
-      for (const mode of ['test', 'live'] as const) {
-        await trx
-          .insertInto('api_secrets')
-          .values({ id: this.newId(), org_id: id, mode, secret_hash: hashSecret(secrets[mode]), hint: secretHint(secrets[mode]) })
-          .execute();
-      }
-    });
+    const secrets = await this.db.transaction().execute((trx) => this.insert(trx, id, input));
     if (input.fund) await credit(this.db, id, input.fund, 'initial funding');
     const org = await this.get(id);
     return { ...org, testSecret: secrets.test, liveSecret: secrets.live };
+  }
+
+  /**
+   * Inserts the organization and its two secrets inside the caller's transaction (sign-up makes
+   * its owner in the same one); returns the plain secrets, which are never available again.
+   */
+  async insert(trx: Transaction<DB>, id: string, input: CreateOrganizationInput): Promise<Record<Mode, string>> {
+    const name = input.name.trim();
+    if (!name) throw new AccountError('name must not be empty');
+    const secrets = { test: this.newSecret('test'), live: this.newSecret('live') };
+    await trx
+      .insertInto('organizations')
+      .values({
+        id,
+        name,
+        email: input.email?.trim() || null,
+        risk_level: input.riskLevel ?? 'NONE',
+        payload_type: input.payloadType ?? 'FULL',
+        enabled: input.enabled ?? false,
+      })
+      .execute();
+    for (const mode of ['test', 'live'] as const) {
+      await trx
+        .insertInto('api_secrets')
+        .values({
+          id: this.newId(),
+          org_id: id,
+          mode,
+          secret_hash: hashSecret(secrets[mode]),
+          hint: secretHint(secrets[mode]),
+          test_value: mode === 'test' ? secrets.test : null,
+        })
+        .execute();
+    }
+    return secrets;
   }
 
   async get(id: string): Promise<OrganizationView> {
@@ -131,23 +171,59 @@ export class AccountsService {
 
   /** Replaces the secret of one mode: the old one stops working at once. Returns the new plain secret. */
   async rotateSecret(id: string, mode: Mode): Promise<string> {
+    return (await this.rollSecret(id, mode)).secret;
+  }
+
+  /**
+   * Replaces the secret of one mode. The old one keeps working for `overlapHours` (0 to 24; 0 =
+   * it stops at once): its `revoked_at` is set to the end of the overlap. One old secret at a
+   * time: one still in an earlier overlap stops now. `within` runs inside the roll's transaction
+   * (the portal writes its audit row there). Returns the new plain secret, never available again
+   * for a live secret (a test secret stays readable in `test_value`).
+   */
+  async rollSecret(id: string, mode: Mode, options: RollOptions = {}): Promise<RolledSecret> {
+    const overlapHours = options.overlapHours ?? 0;
+    if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_SECRET_OVERLAP_HOURS) {
+      throw new AccountError(`overlap must be a whole number of hours from 0 to ${MAX_SECRET_OVERLAP_HOURS}`);
+    }
     await this.get(id);
     const secret = this.newSecret(mode);
-    await this.db.transaction().execute(async (trx) => {
+    const now = this.now();
+    const previousExpiresAt = new Date(now.getTime() + overlapHours * 3_600_000);
+    const rolled = await this.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('api_secrets')
-        .set({ revoked_at: new Date() })
+        .set({ revoked_at: now })
+        .where('org_id', '=', id)
+        .where('mode', '=', mode)
+        .where('revoked_at', '>', now)
+        .execute();
+      const old = await trx
+        .updateTable('api_secrets')
+        .set({ revoked_at: previousExpiresAt, test_value: null })
         .where('org_id', '=', id)
         .where('mode', '=', mode)
         .where('revoked_at', 'is', null)
-        .execute();
+        .returning('hint')
+        .executeTakeFirst();
       await trx
         .insertInto('api_secrets')
-        .values({ id: this.newId(), org_id: id, mode, secret_hash: hashSecret(secret), hint: secretHint(secret) })
+        .values({
+          id: this.newId(),
+          org_id: id,
+          mode,
+          secret_hash: hashSecret(secret),
+          hint: secretHint(secret),
+          test_value: mode === 'test' ? secret : null,
+          created_by: options.createdBy ?? null,
+        })
         .execute();
+      const result: RolledSecret = { mode, secret, hint: secretHint(secret), previousHint: old?.hint ?? null, previousExpiresAt };
+      await options.within?.(trx, result);
+      return result;
     });
     invalidateAuthCache();
-    return secret;
+    return rolled;
   }
 }
 

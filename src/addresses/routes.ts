@@ -9,13 +9,12 @@ import { chargeUsage, recordUsage } from '../platform/billing.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
-import { requireMinimumRisk } from './input.js';
 import { findVerifiedAddress, marketplaceSubject } from './marketplace.js';
 import * as S from './schemas.js';
 import {
   ADDRESS_BILLABLES,
   applyAddressTransition,
-  createAddressVerification,
+  createAddressForCaller,
   getAddressVerification,
   listAddressVerifications,
   parseId,
@@ -51,19 +50,8 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
       },
     },
     async (request, reply) => {
-      const { auth } = request;
-      requireMinimumRisk(auth.riskLevel, 'LOW', 'Address verification');
-      try {
-        const record = await db.transaction().execute((trx) =>
-          createAddressVerification(trx, scopeOf(auth), request.body, { chargeable: true, riskLevel: auth.riskLevel }),
-        );
-        return reply.status(201).send({ status: 'success' as const, data: record });
-      } catch (err) {
-        if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
-          await recordUsage(db, { ...scopeOf(auth), billable: ADDRESS_BILLABLES.address, subject: 'create' }, 'insufficient_funds');
-        }
-        throw err;
-      }
+      const record = await createAddressForCaller(db, { ...scopeOf(request.auth), riskLevel: request.auth.riskLevel }, request.body);
+      return reply.status(201).send({ status: 'success' as const, data: record });
     },
   );
 

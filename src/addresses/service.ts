@@ -3,14 +3,14 @@ import type { Kysely, Transaction } from 'kysely';
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
 import { OPEN_STATUSES, type VisitReport, type VisitStatus } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
-import { chargeUsage, refund, type Billable } from '../platform/billing.js';
+import { chargeUsage, recordUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
 import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent, WEBHOOK_FILE_URL_TTL_SECONDS } from '../webhooks/events.js';
-import { checkApplicant, checkPlace, checkReference, Problems, type ApplicantInput, type PlaceInput } from './input.js';
+import { checkApplicant, checkPlace, checkReference, Problems, requireMinimumRisk, type ApplicantInput, type PlaceInput } from './input.js';
 import { ADDRESS_RECORD_COLUMNS, renderAddress, type AddressRecord, type AddressRecordRow } from './render.js';
 import { ADDRESS_MACHINE } from './states.js';
 import type { AddressRow } from './tables.js';
@@ -166,6 +166,28 @@ export async function createAddressVerification(
     await openFieldTask(trx, { kind: 'address', verificationId: Number(row.id), ...scope, state: row.state }, now);
   }
   return renderAddress(row, undefined);
+}
+
+/**
+ * Creates an address verification for a caller of the API (POST /v1/verifications/addresses,
+ * and the portal's form on the organization's behalf): the risk level's minimum, the create in
+ * its own transaction, and a refusal for a short wallet recorded as usage before the 402.
+ */
+export async function createAddressForCaller(
+  db: Kysely<DB>,
+  caller: Scope & { riskLevel: RiskLevel },
+  input: AddressVerificationInput,
+): Promise<AddressRecord> {
+  requireMinimumRisk(caller.riskLevel, 'LOW', 'Address verification');
+  const scope: Scope = { orgId: caller.orgId, mode: caller.mode };
+  try {
+    return await db.transaction().execute((trx) => createAddressVerification(trx, scope, input, { chargeable: true, riskLevel: caller.riskLevel }));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
+      await recordUsage(db, { ...scope, billable: ADDRESS_BILLABLES.address, subject: 'create' }, 'insufficient_funds');
+    }
+    throw err;
+  }
 }
 
 /** Parses a path id: not a number is 400, a number no row can have is 404. */

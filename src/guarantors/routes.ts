@@ -16,11 +16,29 @@ import { CreateGuarantorBody, GuarantorRecord } from './schemas.js';
 import { GuarantorService, guarantorNotFound } from './service.js';
 import { validateGuarantor } from './validate.js';
 
-export interface GuarantorRoutesOptions {
+export interface GuarantorSetup {
   db: Kysely<DB>;
   respondents: Respondents;
   lookups: IdentityLookups;
   fileUrls: FileUrls;
+  log: FastifyInstance['log'];
+}
+
+/**
+ * The app's one guarantor service: it answers on the respondent pages and follows the address
+ * verifications it starts. The API routes and the portal both create through it. Returns it with
+ * the function that stops it following addresses.
+ */
+export function startGuarantors({ db, respondents, lookups, fileUrls, log }: GuarantorSetup): { service: GuarantorService; stop(): void } {
+  const service = new GuarantorService(db, { respondents, registry: (mode) => lookups.registry(mode), fileUrls, log });
+  respondents.register(guarantorRespondent(service, () => respondents.now()));
+  return { service, stop: onAddressFinished(service.addressFinished) };
+}
+
+export interface GuarantorRoutesOptions {
+  db: Kysely<DB>;
+  respondents: Respondents;
+  service: GuarantorService;
 }
 
 const TAGS = ['Guarantor verifications'];
@@ -36,11 +54,7 @@ const scopeOf = (request: FastifyRequest) => ({ orgId: request.auth.orgId, mode:
  * respondent page this plugin registers with `respondents`.
  */
 export async function guarantorRoutes(parent: FastifyInstance, options: GuarantorRoutesOptions): Promise<void> {
-  const { db, respondents, lookups, fileUrls } = options;
-  const service = new GuarantorService(db, { respondents, registry: (mode) => lookups.registry(mode), fileUrls, log: parent.log });
-  respondents.register(guarantorRespondent(service, () => respondents.now()));
-  const unsubscribe = onAddressFinished(service.addressFinished);
-  parent.addHook('onClose', async () => unsubscribe());
+  const { db, respondents, service } = options;
 
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireAuth(db));

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB, Mode, PayloadType, RiskLevel } from './db/schema.js';
 import { ApiError } from './errors.js';
 import { hashSecret, parseSecret } from './secrets.js';
@@ -47,6 +47,20 @@ function remember(hash: string, context: AuthContext, now: number): void {
   cache.set(hash, { context, expires: now + CACHE_TTL_MS });
 }
 
+/**
+ * Records when a secret was last used, for the portal. Runs on cache misses only (at most once per
+ * secret per cache lifetime) and at most once a minute per secret in the database, off the
+ * request's path: a lost update only makes "last used" a little older.
+ */
+function noteUse(db: Kysely<DB>, secretId: string): void {
+  db.updateTable('api_secrets')
+    .set({ last_used_at: sql<Date>`now()` })
+    .where('id', '=', secretId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+    .execute()
+    .catch(() => undefined);
+}
+
 /** Resolves `Authorization: Bearer <secret>` to the organization and the mode, or throws 401/403. */
 export async function authenticate(db: Kysely<DB>, header: string | undefined): Promise<AuthContext> {
   if (!header) throw new ApiError('ACCESS_DENIED', 'Missing Authorization header; send "Authorization: Bearer <secret>"');
@@ -61,9 +75,9 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   const row = await db
     .selectFrom('api_secrets as s')
     .innerJoin('organizations as o', 'o.id', 's.org_id')
-    .select(['o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled'])
+    .select(['s.id as secretId', 'o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled'])
     .where('s.secret_hash', '=', hash)
-    .where('s.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('s.revoked_at', 'is', null), eb('s.revoked_at', '>', sql<Date>`now()`)]))
     .executeTakeFirst();
   if (!row || row.mode !== parsed.mode) throw new ApiError('ACCESS_DENIED', 'Invalid API secret');
   if (row.mode === 'live' && !row.enabled) {
@@ -74,6 +88,7 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   }
   const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type };
   remember(hash, context, now);
+  noteUse(db, row.secretId);
   return context;
 }
 

@@ -69,8 +69,16 @@ export async function recordUsage(db: Kysely<DB>, input: UsageInput, outcome: st
 
 /** Adds kobo to a wallet with its ledger row; returns the new balance. */
 export async function credit(db: Kysely<DB>, orgId: string, amount: number, description: string): Promise<number> {
+  return (await creditEntry(db, orgId, amount, description)).balance;
+}
+
+/**
+ * Credits the wallet with its ledger row; inside the caller's transaction when given one (a
+ * confirmed funding request is marked in the same transaction), else in a transaction of its own.
+ */
+export async function creditEntry(db: Kysely<DB>, orgId: string, amount: number, description: string): Promise<{ balance: number; entryId: number }> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('amount must be a positive whole number of kobo');
-  return db.transaction().execute(async (trx) => {
+  const work = async (trx: Kysely<DB>) => {
     const org = await trx
       .updateTable('organizations')
       .set((eb) => ({ balance: eb('balance', '+', amount) }))
@@ -78,12 +86,14 @@ export async function credit(db: Kysely<DB>, orgId: string, amount: number, desc
       .returning('balance')
       .executeTakeFirst();
     if (!org) throw new RangeError(`no organization ${orgId}`);
-    await trx
+    const entry = await trx
       .insertInto('ledger_entries')
       .values({ org_id: orgId, kind: 'credit', amount, balance_after: org.balance, description })
-      .execute();
-    return org.balance;
-  });
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { balance: org.balance, entryId: Number(entry.id) };
+  };
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
 export async function priceOf(db: Kysely<DB>, billable: Billable): Promise<number> {

@@ -198,11 +198,18 @@ export function clientErrorHandler(error: ConnectionError, socket: Socket): void
   socket.destroy(error);
 }
 
+/** Answers an unmatched request that is not an API's (the web app's own paths); returns false to decline. */
+export type NotFoundFallback = {
+  accepts(request: FastifyRequest): boolean;
+  answer(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+};
+
 /** The one error path: every failure, thrown or from Fastify itself, leaves here in its family's style. */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, fallback?: NotFoundFallback): void {
   app.setErrorHandler(sendError);
 
   app.setNotFoundHandler((request, reply) => {
+    if (fallback?.accepts(request)) return fallback.answer(request, reply);
     const style = errorStyleFor(request.url);
     const message = `Route ${request.method} ${echoPath(request.url)} not found`;
     return reply.status(404).send(renderError(style, 404, 'NOT_FOUND_ERROR', message));

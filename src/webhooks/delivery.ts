@@ -27,10 +27,17 @@ export interface AttemptResult {
   latencyMs: number;
   statusCode: number | null;
   error: string | null;
+  /** The start of the receiver's answer (RESPONSE_EXCERPT_CHARS at most); null without one. */
+  responseExcerpt: string | null;
   delivered: boolean;
 }
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** How much of a receiver's answer the attempt log keeps, for the portal's delivery log. */
+export const RESPONSE_EXCERPT_CHARS = 500;
+/** Bytes read for the excerpt: enough for RESPONSE_EXCERPT_CHARS characters of any UTF-8. */
+const EXCERPT_BYTES = RESPONSE_EXCERPT_CHARS * 4;
 
 /** The `webhook-signature` header: one `v1,<base64>` per secret, space-separated (standardwebhooks accepts any). */
 export function signatureHeader(signers: readonly Webhook[], messageId: string, timestamp: Date, body: string): string {
@@ -98,12 +105,13 @@ export class WebhookSender {
   async send(delivery: ClaimedDelivery, now: () => Date = () => new Date()): Promise<AttemptResult> {
     const attemptedAt = now();
     const started = performance.now();
-    const outcome = (statusCode: number | null, error: string | null): AttemptResult => ({
+    const outcome = (statusCode: number | null, error: string | null, responseExcerpt: string | null = null): AttemptResult => ({
       delivery,
       attemptedAt,
       latencyMs: Math.round(performance.now() - started),
       statusCode,
       error,
+      responseExcerpt,
       delivered: statusCode !== null && statusCode >= 200 && statusCode < 300,
     });
     if (!delivery.url) return outcome(null, 'no webhook endpoint is set for this organization and mode');
@@ -127,25 +135,29 @@ export class WebhookSender {
     return new Promise((resolve) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const finish = (statusCode: number | null, error: string | null) => {
+      const finish = (statusCode: number | null, error: string | null, excerpt: string | null = null) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve(outcome(statusCode, error));
+        resolve(outcome(statusCode, error, excerpt));
       };
       const onResponse = (response: http.IncomingMessage) => {
         const status = response.statusCode ?? 0;
-        // Drain (and bound) the body so the socket can be reused; its content is not kept.
+        // Drain (and bound) the body so the socket can be reused; only its start is kept.
         let received = 0;
+        const head: Buffer[] = [];
         response.on('data', (chunk: Buffer) => {
+          if (received < EXCERPT_BYTES) head.push(chunk.subarray(0, EXCERPT_BYTES - received));
           received += chunk.length;
           if (received > 64 * 1024) response.destroy();
         });
         response.on('error', () => {});
         response.on('close', () => {
-          if (status >= 300 && status < 400) finish(status, `redirect to ${response.headers.location ?? '(no location)'} not followed`);
-          else if (status < 200 || status >= 300) finish(status, `HTTP ${status}`);
-          else finish(status, null);
+          const text = Buffer.concat(head).toString('utf8').slice(0, RESPONSE_EXCERPT_CHARS);
+          const excerpt = text.trim() ? text : null;
+          if (status >= 300 && status < 400) finish(status, `redirect to ${response.headers.location ?? '(no location)'} not followed`, excerpt);
+          else if (status < 200 || status >= 300) finish(status, `HTTP ${status}`, excerpt);
+          else finish(status, null, excerpt);
         });
       };
       try {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { checkOutboundUrl, OutboundUrlError } from '../platform/outbound.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { DELIVERY_CHANNEL } from './events.js';
@@ -23,6 +23,11 @@ export interface EndpointOptions {
   allowPrivateUrls: boolean;
   now?: () => Date;
   generateSecret?: () => string;
+}
+
+export interface SetEndpointOptions extends EndpointOptions {
+  /** Runs inside the change's transaction with the endpoint before (undefined: none) and after (the portal's audit row). */
+  within?: (trx: Transaction<DB>, change: { before: WebhookEndpoint | undefined; after: WebhookEndpoint }) => Promise<void>;
 }
 
 export interface WebhookEndpoint {
@@ -65,7 +70,7 @@ export async function setWebhookEndpoint(
   db: Kysely<DB>,
   scope: EndpointScope,
   input: { url: string; rotate?: boolean },
-  options: EndpointOptions,
+  options: SetEndpointOptions,
 ): Promise<WebhookEndpoint> {
   checkOrgId(scope.orgId);
   const url = await validateWebhookUrl(input.url, options.allowPrivateUrls);
@@ -74,6 +79,9 @@ export async function setWebhookEndpoint(
   const expires = new Date(now.getTime() + PREVIOUS_SECRET_VALIDITY_MS);
   try {
     return await db.transaction().execute(async (trx) => {
+      const before = options.within
+        ? await trx.selectFrom('webhook_endpoints').selectAll().where('org_id', '=', scope.orgId).where('mode', '=', scope.mode).forUpdate().executeTakeFirst()
+        : undefined;
       const row = await trx
         .insertInto('webhook_endpoints')
         .values({ org_id: scope.orgId, mode: scope.mode, url, secret, created_at: now, updated_at: now })
@@ -89,7 +97,9 @@ export async function setWebhookEndpoint(
         .returningAll()
         .executeTakeFirstOrThrow();
       await makePendingDue(trx, scope);
-      return toEndpoint(row);
+      const after = toEndpoint(row);
+      await options.within?.(trx, { before: before && toEndpoint(before), after });
+      return after;
     });
   } catch (err) {
     if ((err as { code?: string }).code === '23503') throw new WebhookEndpointError(`no organization ${scope.orgId}`);

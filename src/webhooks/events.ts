@@ -13,7 +13,9 @@ export type WebhookEventType =
   | 'guarantor.completed'
   | 'guarantor.cancelled'
   | 'employment.completed'
-  | 'employment.cancelled';
+  | 'employment.cancelled'
+  // Sent from the portal's "Send test event" button.
+  | 'webhook.test';
 
 export interface WebhookEvent {
   orgId: string;
@@ -33,6 +35,13 @@ export const WEBHOOK_FILE_URL_TTL_SECONDS = Math.ceil(MAX_RETRY_SPAN_MS / 1000) 
 /** The channel a worker LISTENs on to pick up new deliveries without waiting for its poll. */
 export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
 
+/** The verification an event reports on ("address.completed" with record id 7 -> address 7), for the portal's detail page. */
+function resourceOf(event: WebhookEvent): { resource_kind: string; resource_id: number } | Record<string, never> {
+  const id = (event.data as { id?: unknown } | null | undefined)?.id;
+  if (event.type === 'webhook.test' || typeof id !== 'number') return {};
+  return { resource_kind: event.type.slice(0, event.type.indexOf('.')), resource_id: id };
+}
+
 /**
  * Queues a webhook delivery. Call it with the transaction that changes the verification's state
  * (outbox): the event exists if and only if the change committed, and the NOTIFY is sent at
@@ -50,6 +59,7 @@ export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Dat
       mode: event.mode,
       event_type: event.type,
       payload,
+      ...resourceOf(event),
     })
     .execute();
   await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);

@@ -229,6 +229,7 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
       status: result.delivered ? 'delivered' : final ? 'failed' : 'pending',
       status_code: result.statusCode,
       error: result.error,
+      response_excerpt: result.responseExcerpt,
       attempted_at: result.attemptedAt.toISOString(),
       finished_at: new Date(result.attemptedAt.getTime() + result.latencyMs).toISOString(),
       latency_ms: result.latencyMs,
@@ -238,13 +239,13 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
   await sql`
     with r as (
       select * from json_to_recordset(${JSON.stringify(rows)}::json)
-        as r(id bigint, attempt integer, status text, status_code integer, error text,
+        as r(id bigint, attempt integer, status text, status_code integer, error text, response_excerpt text,
              attempted_at timestamptz, finished_at timestamptz, latency_ms integer, delay_ms integer)
     ),
     logged as (
-      insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
+      insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
       -- A delivery deleted meanwhile (with its organization) has nothing to log against.
-      select r.id, r.attempted_at, r.status_code, r.latency_ms, r.error from r where exists (select 1 from webhook_deliveries x where x.id = r.id)
+      select r.id, r.attempted_at, r.status_code, r.latency_ms, r.error, r.response_excerpt from r where exists (select 1 from webhook_deliveries x where x.id = r.id)
     )
     update webhook_deliveries d
        set status = r.status,
@@ -266,6 +267,8 @@ export interface AttemptView {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
+  /** The start of the receiver's answer (500 characters at most); null without one. */
+  responseExcerpt: string | null;
 }
 
 /** A delivery as operators see it, with its attempt log (oldest first). */
@@ -293,13 +296,15 @@ export interface DeliveryFilter {
   status?: WebhookDeliveryStatus;
   /** Newest first, at most this many. */
   limit: number;
+  /** Newest first, after skipping this many (0 when absent). */
+  offset?: number;
 }
 
 export async function listDeliveries(db: Kysely<DB>, filter: DeliveryFilter): Promise<DeliveryView[]> {
   let query = withAttempts(db).where('d.org_id', '=', filter.orgId);
   if (filter.mode) query = query.where('d.mode', '=', filter.mode);
   if (filter.status) query = query.where('d.status', '=', filter.status);
-  const rows = await query.orderBy('d.id', 'desc').limit(filter.limit).execute();
+  const rows = await query.orderBy('d.id', 'desc').limit(filter.limit).offset(filter.offset ?? 0).execute();
   return rows.map(toView);
 }
 
@@ -335,7 +340,7 @@ function withAttempts(db: Kysely<DB>) {
       jsonArrayFrom(
         eb
           .selectFrom('webhook_attempts as a')
-          .select(['a.attempted_at', 'a.status_code', 'a.latency_ms', 'a.error'])
+          .select(['a.attempted_at', 'a.status_code', 'a.latency_ms', 'a.error', 'a.response_excerpt'])
           .whereRef('a.delivery_id', '=', 'd.id')
           .orderBy('a.id'),
       ).as('log'),
@@ -351,6 +356,7 @@ function toView(row: DeliveryRow): DeliveryView {
     statusCode: attempt.status_code,
     latencyMs: attempt.latency_ms,
     error: attempt.error,
+    responseExcerpt: attempt.response_excerpt,
   }));
   return {
     id: Number(row.id),

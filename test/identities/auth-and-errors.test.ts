@@ -67,14 +67,16 @@ describe('authentication and error styles of identity endpoints', () => {
     expect(live.statusCode).not.toBe(401);
   });
 
-  it('never stores a plain secret', async () => {
+  it('never stores a plain live secret; the test secret only in the column the portal shows', async () => {
     const org = await t.org();
     const rows = await t.database.db.selectFrom('api_secrets').selectAll().where('org_id', '=', org.id).execute();
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
-      expect(JSON.stringify(row)).not.toContain(org.testSecret);
+      const { test_value, ...rest } = row;
+      expect(JSON.stringify(rest)).not.toContain(org.testSecret);
       expect(JSON.stringify(row)).not.toContain(org.liveSecret);
+      expect(test_value).toBe(row.mode === 'test' ? org.testSecret : null);
     }
     expect(org.testSecret).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
     expect(org.liveSecret).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
@@ -147,10 +149,13 @@ describe('authentication and error styles of identity endpoints', () => {
       const identity = await t.app.inject({ method: 'POST', url: '/v1/verifications/identities/passport/123', headers: bearer(secret) });
       expect(identity.statusCode).toBe(404);
       expect(identity.json()).toMatchObject({ statusCode: 404, error: 'Not Found' });
-      const other = await t.app.inject({ method: 'GET', url: '/nowhere' });
+      const other = await t.app.inject({ method: 'POST', url: '/nowhere' });
       expect(other.statusCode).toBe(404);
       expect(other.json()).toMatchObject({ status: 'error', code: 'NOT_FOUND_ERROR' });
       expect(other.headers['content-type']).toMatch(/application\/json/);
+      // A page address outside the APIs belongs to the web app (its router shows its own 404).
+      const page = await t.app.inject({ method: 'GET', url: '/nowhere' });
+      expect(page.headers['content-type']).toMatch(/text\/html/);
     });
 
     it('wrong method', async () => {

@@ -24,7 +24,13 @@ export interface ApiSecretsTable {
   secret_hash: string;
   hint: string;
   created_at: CreatedAt;
-  revoked_at: Date | null;
+  /** When the secret stops working; a rolled secret may keep working until a time in the future. */
+  revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The person who made it in the portal; null for the CLI and sign-up. */
+  created_by: ColumnType<string | null, string | null | undefined, never>;
+  /** The plain value of a test secret, which the portal shows; always null for live secrets. */
+  test_value: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PricesTable {
@@ -104,6 +110,9 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: CreatedAt;
   delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The verification the event reports on (kind and id), null for events about none (0009). */
+  resource_kind: ColumnType<string | null, string | null | undefined, string | null>;
+  resource_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface WebhookAttemptsTable {
@@ -113,6 +122,8 @@ export interface WebhookAttemptsTable {
   status_code: number | null;
   latency_ms: number;
   error: string | null;
+  /** The first 500 characters of the receiver's answer (0008); null without an answer. */
+  response_excerpt: Generated<string | null>;
 }
 
 export interface SchemaMigrationsTable {

@@ -1,0 +1,91 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { choice, print, withDatabase } from '../cli/support.js';
+import { formatNaira, Funding, FUNDING_STATUSES } from './billing/service.js';
+import { listMail, PeopleMail } from './mail.js';
+import type { FundingRequestStatus } from './tables.js';
+
+function count(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) throw new InvalidArgumentError('must be a whole number from 1 to 1000');
+  return Number(value);
+}
+
+/** `vouch mail ...`: mail to portal users (verification, password reset, invitations), for operators and development. */
+export function registerMailCommands(program: Command): void {
+  const mail = program.command('mail').description('mail to portal users (readable here when no SMTP server is set)');
+  mail
+    .command('list')
+    .description('the newest mails first, with their links')
+    .option('--to <email>', 'only mails to this address')
+    .option('--limit <n>', 'at most this many (default 20)', count)
+    .option('--json', 'print JSON')
+    .action(async (opts: { to?: string; limit?: number; json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const mails = await listMail(db, { to: opts.to, limit: opts.limit ?? 20 });
+        const text = mails.length
+          ? mails.map((m) => `#${m.id}  ${m.kind}  ${m.createdAt}  to ${m.to}  ${m.sentAt ? `sent ${m.sentAt}` : m.error ? `not sent: ${m.error}` : 'not sent'}\nSubject: ${m.subject}\n\n${m.text}`).join('\n---\n')
+          : 'no mail';
+        print(!!opts.json, mails, text);
+      });
+    });
+}
+
+/** `vouch funding ...`: the operator confirms or rejects the bank transfers customers announce in the portal. */
+export function registerFundingCommands(program: Command): void {
+  const funding = program.command('funding').description('wallet funding requests from the portal');
+  /** The service as the CLI uses it: decisions mail the customer (SMTP when set, else `vouch mail list`). */
+  const withFunding = <T>(work: (service: Funding) => Promise<T>) =>
+    withDatabase(async ({ db }, config) => {
+      const mail = new PeopleMail(db, config, cliMailLog);
+      try {
+        const service = new Funding(db, { mail, publicUrl: config.publicUrl });
+        const result = await work(service);
+        await service.flush();
+        return result;
+      } finally {
+        mail.close();
+      }
+    });
+  funding
+    .command('list')
+    .description('funding requests, newest first')
+    .option('--status <status>', 'pending, confirmed, rejected or withdrawn', choice('status', FUNDING_STATUSES))
+    .option('--org <id>', 'only this organization\'s')
+    .option('--limit <n>', 'at most this many (default 200)', count)
+    .option('--json', 'print JSON')
+    .action(async (opts: { status?: FundingRequestStatus; org?: string; limit?: number; json?: boolean }) => {
+      await withFunding(async (service) => {
+        const { rows } = await service.list({ status: opts.status, orgId: opts.org, limit: opts.limit ?? 200 });
+        const text = rows.length
+          ? rows.map((r) => `${r.id}  ${r.reference}  ${formatNaira(r.amount)}  ${r.status}  ${r.orgName} (${r.orgId})  ${r.createdAt}`).join('\n')
+          : 'no funding requests';
+        print(!!opts.json, rows, text);
+      });
+    });
+  funding
+    .command('confirm <id>')
+    .description('the transfer arrived: credit the wallet with the amount (once, however often this runs)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      await withFunding(async (service) => {
+        const done = await service.confirm(id, { kind: 'cli' });
+        print(!!opts.json, done, `confirmed ${done.reference}: credited ${formatNaira(done.amount)} to ${done.orgName}`);
+      });
+    });
+  funding
+    .command('reject <id>')
+    .description('no such transfer arrived: reject the request with a reason the customer sees')
+    .requiredOption('--reason <text>', 'why, in words for the customer')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { reason: string; json?: boolean }) => {
+      await withFunding(async (service) => {
+        const done = await service.reject(id, opts.reason, { kind: 'cli' });
+        print(!!opts.json, done, `rejected ${done.reference} of ${done.orgName}`);
+      });
+    });
+}
+
+/** The CLI's mail log: quiet when a mail waits for `vouch mail list`, one stderr line when SMTP refused it. */
+const cliMailLog = {
+  info: () => undefined,
+  error: (_details: unknown, message?: string) => process.stderr.write(`vouch: warning: ${message ?? 'mail could not be sent'} (see \`vouch mail list\`)\n`),
+} as unknown as ConstructorParameters<typeof PeopleMail>[2];

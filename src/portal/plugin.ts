@@ -1,0 +1,139 @@
+import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import type { Config } from '../config.js';
+import type { FileUrls } from '../files/urls.js';
+import type { GuarantorService } from '../guarantors/service.js';
+import type { IdentityLookups } from '../identities/lookups.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import type { Respondents } from '../respondents/service.js';
+import { accessRoutes } from './access/routes.js';
+import { authRoutes } from './auth/routes.js';
+import { billingRoutes } from './billing/routes.js';
+import { requireSession } from './guard.js';
+import { keyRoutes } from './keys/routes.js';
+import { PeopleMail } from './mail.js';
+import { permissionsOf } from './roles.js';
+import { PORTAL_TAG, portalErrors, Role, sessionSecurity } from './schemas.js';
+import { teamRoutes } from './team/routes.js';
+import { verificationRoutes } from './verifications/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
+
+export interface PortalOptions {
+  db: Kysely<DB>;
+  config: Config;
+  urls: FileUrls;
+  lookups: IdentityLookups;
+  respondents: Respondents;
+  guarantors: GuarantorService;
+}
+
+/** What each area's routes plugin gets: the options plus the one mailer to people of the app. */
+export interface AreaOptions extends PortalOptions {
+  mail: PeopleMail;
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * CSRF defence of the cookie-authenticated API: a state-changing call's Origin must be this
+ * server's own, and a body must be JSON (a form post from another site cannot send that content
+ * type without a CORS preflight, which we never allow). A hook of the whole app (see app.ts), so that even a
+ * path with no route answers 403 before 404 and learns nothing.
+ */
+export function checkOrigin(config: Config) {
+  const publicOrigin = new URL(config.publicUrl).origin;
+  return async (request: FastifyRequest): Promise<void> => {
+    if (!UNSAFE_METHODS.has(request.method) || !request.url.startsWith('/api/')) return;
+    const origin = request.headers.origin;
+    const sameHost = origin !== undefined && request.headers.host !== undefined && sameHostOrigin(origin, request.headers.host);
+    if (!origin || (origin !== publicOrigin && !sameHost)) {
+      throw new ApiError('FORBIDDEN', 'This request must come from the Vouch web app (its Origin header is missing or foreign)');
+    }
+    const type = request.headers['content-type'] ?? '';
+    const hasBody = request.headers['content-length'] !== undefined ? request.headers['content-length'] !== '0' : request.headers['transfer-encoding'] !== undefined;
+    if (hasBody && !/^application\/json\b/i.test(type)) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type: application/json');
+    }
+  };
+}
+
+function sameHostOrigin(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/** The web app's JSON API under `/api`: session cookies, never API secrets; errors in style A. */
+export async function portalApi(parent: FastifyInstance, options: PortalOptions): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  await app.register(cookie);
+
+  app.get(
+    '/me',
+    {
+      preHandler: requireSession(options.db),
+      schema: {
+        tags: [PORTAL_TAG],
+        summary: 'The signed-in person and the organizations they belong to',
+        operationId: 'portalMe',
+        security: sessionSecurity,
+        response: {
+          200: Type.Object({
+            person: Type.Object({
+              id: Type.String(),
+              email: Type.String(),
+              name: Type.String(),
+              emailVerified: Type.Boolean(),
+              totpEnabled: Type.Boolean(),
+              operator: Type.Boolean(),
+            }),
+            memberships: Type.Array(
+              Type.Object({
+                orgId: Type.String(),
+                orgName: Type.String(),
+                role: Role,
+                enabled: Type.Boolean(),
+                permissions: Type.Array(Type.String()),
+              }),
+            ),
+          }),
+          ...portalErrors(401),
+        },
+      },
+    },
+    async (request) => {
+      const rows = await options.db
+        .selectFrom('memberships as m')
+        .innerJoin('organizations as o', 'o.id', 'm.org_id')
+        .select(['o.id', 'o.name', 'o.enabled', 'm.role'])
+        .where('m.person_id', '=', request.portal.person.id)
+        .orderBy('m.created_at')
+        .execute();
+      return {
+        person: request.portal.person,
+        memberships: rows.map((row) => ({
+          orgId: row.id,
+          orgName: row.name,
+          role: row.role,
+          enabled: row.enabled,
+          permissions: permissionsOf(row.role),
+        })),
+      };
+    },
+  );
+
+  // Each area gets the options without the plugin's own prefix (Fastify would add it twice).
+  const { db, config, urls, lookups, respondents, guarantors } = options;
+  const mail = new PeopleMail(db, config, app.log);
+  app.addHook('onClose', () => mail.close());
+  const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, mail };
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes]) {
+    await app.register(area, areaOptions);
+  }
+}

@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import { Type, type Static } from 'typebox';
+import type { DB, Mode } from '../../platform/db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { getDelivery, listDeliveries, type DeliveryView } from '../../webhooks/queue.js';
+import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
+import { ModeQuery } from '../schemas.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
+
+/** How deep the log pages: older deliveries stay readable with `vouch webhook deliveries` until retention removes them. */
+export const MAX_LOG_OFFSET = COUNT_CAP;
+
+export const DeliverySummary = Type.Object({
+  id: Type.Integer(),
+  webhookId: Type.String({ description: 'The webhook-id header, the same on every attempt and resend' }),
+  type: Type.String({ description: 'The event type, e.g. address.completed or webhook.test' }),
+  status: Status,
+  attemptCount: Type.Integer({ description: 'Attempts so far, resends included' }),
+  lastStatusCode: Nullable(Type.Integer()),
+  lastError: Nullable(Type.String()),
+  nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'While pending: when the next attempt is due' })),
+  createdAt: Type.String({ format: 'date-time' }),
+  deliveredAt: Nullable(Type.String({ format: 'date-time' })),
+});
+
+const Attempt = Type.Object({
+  attemptedAt: Type.String({ format: 'date-time' }),
+  statusCode: Nullable(Type.Integer({ description: 'null when no answer came (refused, timed out, connection error)' })),
+  durationMs: Type.Integer(),
+  error: Nullable(Type.String()),
+  responseExcerpt: Nullable(Type.String({ description: "The first 500 characters of the receiver's answer" })),
+});
+
+export const DeliveryDetail = Type.Object({
+  ...DeliverySummary.properties,
+  payload: Type.Unknown({ description: 'The event body exactly as sent: {type, timestamp, data}' }),
+  attempts: Type.Array(Attempt),
+});
+
+export const DeliveryListQuery = Type.Object({
+  mode: ModeQuery.properties.mode,
+  status: Type.Optional(Status),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  offset: Type.Integer({ minimum: 0, maximum: MAX_LOG_OFFSET, default: 0, description: `Deliveries to skip; the log pages through the newest ${MAX_LOG_OFFSET}` }),
+});
+
+export const DeliveryPage = Type.Object({
+  data: Type.Array(DeliverySummary),
+  total: Type.Integer({ description: `How many deliveries match, counted up to ${COUNT_CAP}` }),
+  totalCapped: Type.Boolean({ description: `True when more than ${COUNT_CAP} match (total is then ${COUNT_CAP})` }),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  retentionDays: Type.Integer({ description: 'Ended deliveries are removed this many days after they end (VOUCH_WEBHOOK_RETENTION_DAYS)' }),
+});
+
+interface Scope {
+  orgId: string;
+  mode: Mode;
+}
+
+function summary(delivery: DeliveryView): Static<typeof DeliverySummary> {
+  return {
+    id: delivery.id,
+    webhookId: delivery.webhookId,
+    type: delivery.type,
+    status: delivery.status,
+    attemptCount: delivery.attemptCount,
+    lastStatusCode: delivery.lastStatusCode,
+    lastError: delivery.lastError,
+    nextAttemptAt: delivery.nextAttemptAt,
+    createdAt: delivery.createdAt,
+    deliveredAt: delivery.deliveredAt,
+  };
+}
+
+/** A page of the scope's log, newest first, with its (capped) count. */
+export async function deliveryPage(
+  db: Kysely<DB>,
+  scope: Scope,
+  query: Static<typeof DeliveryListQuery>,
+  retentionDays: number,
+): Promise<Static<typeof DeliveryPage>> {
+  let matching = db.selectFrom('webhook_deliveries').where('org_id', '=', scope.orgId).where('mode', '=', scope.mode);
+  if (query.status) matching = matching.where('status', '=', query.status);
+  const [rows, counted] = await Promise.all([
+    listDeliveries(db, { ...scope, status: query.status, limit: query.limit, offset: query.offset }),
+    cappedCount(db, matching.select('id')),
+  ]);
+  return { data: rows.map(summary), ...counted, limit: query.limit, offset: query.offset, retentionDays };
+}
+
+/** One delivery of the scope with its body and attempts; another organization's or mode's id is 404, as is no delivery. */
+export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string): Promise<Static<typeof DeliveryDetail>> {
+  const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : NaN;
+  const delivery = Number.isSafeInteger(id) ? await getDelivery(db, id) : undefined;
+  if (!delivery || delivery.orgId !== scope.orgId || delivery.mode !== scope.mode) {
+    throw new ApiError('NOT_FOUND_ERROR', `No webhook delivery ${rawId.slice(0, 20)} in ${scope.mode} mode: check the mode switch`);
+  }
+  const row = await db.selectFrom('webhook_deliveries').select('payload').where('id', '=', id).executeTakeFirstOrThrow();
+  return {
+    ...summary(delivery),
+    payload: row.payload,
+    attempts: delivery.attempts.map((attempt) => ({
+      attemptedAt: attempt.attemptedAt,
+      statusCode: attempt.statusCode,
+      durationMs: attempt.latencyMs,
+      error: attempt.error,
+      responseExcerpt: attempt.responseExcerpt,
+    })),
+  };
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { Kysely } from 'kysely';
+import { AccountsService, type CreatedOrganization } from '../../src/accounts/service.js';
+import type { DB } from '../../src/platform/db/schema.js';
+import { insertPerson } from '../../src/portal/people.js';
+import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
+import type { Role } from '../../src/portal/tables.js';
+
+/** What the portal tests send as the web app would: its Origin, JSON, and the session cookie. */
+export const ORIGIN = 'http://127.0.0.1:8080';
+
+export interface PortalUser {
+  personId: string;
+  email: string;
+  password: string;
+  cookie: string;
+}
+
+let counter = 0;
+
+/** A person with a verified email and a signed-in session, made straight in the database. */
+export async function portalUser(db: Kysely<DB>, input: { email?: string; name?: string; password?: string } = {}): Promise<PortalUser> {
+  const email = input.email ?? `person${++counter}-${Date.now()}@example.com`;
+  const password = input.password ?? 'correct horse battery';
+  const personId = await insertPerson(db, { email, name: input.name ?? 'Test Person', password, verified: true });
+  const { token } = await createSession(db, { personId });
+  return { personId, email, password, cookie: `${SESSION_COOKIE}=${token}` };
+}
+
+export async function addMember(db: Kysely<DB>, orgId: string, personId: string, role: Role): Promise<void> {
+  await db.insertInto('memberships').values({ org_id: orgId, person_id: personId, role }).execute();
+}
+
+export interface PortalOrg {
+  org: CreatedOrganization;
+  owner: PortalUser;
+}
+
+/** An organization (enabled, funded ₦1,000 unless told otherwise) with a signed-in owner. */
+export async function portalOrg(db: Kysely<DB>, options: { enabled?: boolean; fund?: number; role?: Role } = {}): Promise<PortalOrg> {
+  const org = await new AccountsService(db).create({
+    name: `Portal Org ${++counter}`,
+    enabled: options.enabled ?? true,
+    riskLevel: 'NONE',
+    payloadType: 'FULL',
+    fund: options.fund ?? 100_000,
+  });
+  const owner = await portalUser(db);
+  await addMember(db, org.id, owner.personId, options.role ?? 'owner');
+  return { org, owner };
+}
+
+/** `app.inject` as the web app calls: same Origin, JSON body, the session cookie. */
+export function portal(app: FastifyInstance, user: Pick<PortalUser, 'cookie'> | undefined, request: InjectOptions) {
+  const headers: Record<string, string> = { origin: ORIGIN, ...(request.headers as Record<string, string> | undefined) };
+  if (user) headers.cookie = user.cookie;
+  if (request.payload !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+  // Each call from its own address, as many customers would: the per-IP sign-in limit counts per test.
+  const remoteAddress = request.remoteAddress ?? `127.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
+  return app.inject({ ...request, headers, remoteAddress });
+}

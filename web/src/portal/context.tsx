@@ -1,0 +1,78 @@
+import { useQuery } from '@tanstack/react-query';
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
+import { api, unwrap } from '../api/client';
+import type { components, operations } from '../api/schema';
+
+type Me = operations['portalMe']['responses'][200]['content']['application/json'];
+export type Membership = Me['memberships'][number];
+export type Mode = 'test' | 'live';
+export type { components };
+
+/** The signed-in person and their memberships; a 401 sends them to the sign-in page. */
+export function useMe() {
+  return useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/me')) });
+}
+
+interface PortalState {
+  me: Me;
+  org: Membership;
+  setOrgId(id: string): void;
+  mode: Mode;
+  setMode(mode: Mode): void;
+}
+
+const PortalContext = createContext<PortalState | undefined>(undefined);
+
+/** Where the portal remembers the organization in view (set after joining one, too). */
+export const ORG_KEY = 'vouch.org';
+const MODE_KEY = 'vouch.mode';
+
+/** Which organization and which mode (test or live) the portal shows; remembered on this device. */
+export function PortalProvider({ me, children }: { me: Me; children: ReactNode }) {
+  const [orgId, setOrgIdState] = useState(() => localStorage.getItem(ORG_KEY));
+  const [mode, setModeState] = useState<Mode>(() => (localStorage.getItem(MODE_KEY) === 'live' ? 'live' : 'test'));
+  const org = me.memberships.find((m) => m.orgId === orgId) ?? me.memberships[0];
+  const setOrgId = useCallback((id: string) => {
+    localStorage.setItem(ORG_KEY, id);
+    setOrgIdState(id);
+  }, []);
+  const setMode = useCallback((next: Mode) => {
+    localStorage.setItem(MODE_KEY, next);
+    setModeState(next);
+  }, []);
+  const value = useMemo(() => (org ? { me, org, setOrgId, mode, setMode } : undefined), [me, org, setOrgId, mode, setMode]);
+  if (!value) return <>{children}</>;
+  return <PortalContext.Provider value={value}>{children}</PortalContext.Provider>;
+}
+
+function usePortal(): PortalState {
+  const state = useContext(PortalContext);
+  if (!state) throw new Error('usePortal outside an organization');
+  return state;
+}
+
+/** The organization the person is looking at, with their role and what it allows. */
+export function useCurrentOrg() {
+  const { org } = usePortal();
+  return {
+    orgId: org.orgId,
+    orgName: org.orgName,
+    role: org.role,
+    enabled: org.enabled,
+    can: (permission: string) => org.permissions.includes(permission),
+  };
+}
+
+export function useMode(): [Mode, (mode: Mode) => void] {
+  const { mode, setMode } = usePortal();
+  return [mode, setMode];
+}
+
+export function usePortalState(): PortalState {
+  return usePortal();
+}
+
+/** Whether a provider with an organization is around (the layout shows an empty state otherwise). */
+export function useHasOrg(): boolean {
+  return useContext(PortalContext) !== undefined;
+}

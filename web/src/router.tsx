@@ -1,0 +1,46 @@
+import { createRootRoute, createRoute, createRouter, Outlet } from '@tanstack/react-router';
+import { EmptyState } from './components/states';
+import { accountRoutes } from './portal/account/routes';
+import { authRoutes } from './portal/auth/routes';
+import { billingRoutes } from './portal/billing/routes';
+import { developerRoutes } from './portal/developers/routes';
+import { PortalLayout } from './portal/layout';
+import { teamRoutes } from './portal/team/routes';
+import { verificationRoutes } from './portal/verifications/routes';
+
+/**
+ * Code-based routes: each area of the portal exports its own routes under a parent, so areas grow
+ * without a shared generated route file. Every page component is its own lazily loaded chunk.
+ */
+const rootRoute = createRootRoute({
+  component: Outlet,
+  notFoundComponent: () => (
+    <EmptyState title="Page not found">
+      This address does not exist in the portal. Use the navigation, or go back to <a href="/">Get started</a>.
+    </EmptyState>
+  ),
+});
+
+export const portalRoute = createRoute({ getParentRoute: () => rootRoute, id: 'portal', component: PortalLayout });
+
+const routeTree = rootRoute.addChildren([
+  ...authRoutes(rootRoute),
+  portalRoute.addChildren([
+    ...developerRoutes(portalRoute),
+    ...verificationRoutes(portalRoute),
+    ...billingRoutes(portalRoute),
+    ...teamRoutes(portalRoute),
+    ...accountRoutes(portalRoute),
+  ]),
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
+
+export type RootRoute = typeof rootRoute;
+export type PortalRoute = typeof portalRoute;
