@@ -86,7 +86,8 @@ describe('the customer portal in a browser', () => {
 
     // Copy the test secret and call the API with it.
     await page.goto('/api-keys');
-    const secretField = page.getByRole('textbox', { name: 'Test secret value' });
+    await page.getByRole('button', { name: 'Reveal test secret' }).click();
+    const secretField = page.getByRole('textbox', { name: 'Test secret value', exact: true });
     await secretField.waitFor();
     const testSecret = await secretField.inputValue();
     expect(testSecret).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
