@@ -58,7 +58,7 @@ describe('vouch CLI', () => {
   let created: Record<string, unknown>;
 
   beforeAll(async () => {
-    throwaway = await throwawayEnv();
+    throwaway = await throwawayEnv({ fresh: true });
     env = throwaway.env;
     offline = startOffline(env);
   });

@@ -14,7 +14,7 @@ function newestMtime(dir: string): number {
 
 /** The compiled CLI the benchmarks run, rebuilt with `npm run build` when missing or older than src/. */
 export function ensureBuilt(root: string): string {
-  const main = path.join(root, 'dist/src/main.js');
+  const main = path.join(root, 'dist/main.js');
   const stale = !fs.existsSync(main) || fs.statSync(main).mtimeMs < newestMtime(path.join(root, 'src'));
   if (stale) {
     process.stderr.write('bench: dist/ is missing or older than src/, running npm run build\n');

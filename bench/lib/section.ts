@@ -3,7 +3,7 @@ import type { LoadSettings } from './load.js';
 export interface BenchContext {
   /** The project root (where package.json is). */
   root: string;
-  /** The compiled CLI, `dist/src/main.js`. */
+  /** The compiled CLI, `dist/main.js`. */
   vouchMain: string;
   /** The PostgreSQL server to create throwaway databases on. */
   serverUrl: string;

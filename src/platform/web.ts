@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * families keep their JSON 404s.
  */
 
-/** web/dist, found from src/ (tsx) and from dist/src/ (the build) alike. */
+/** web/dist, found from src/ (tsx) and from dist/ (the build) alike. */
 export function webDistDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);

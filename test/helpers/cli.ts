@@ -5,11 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 
-/** The repository root: the CLI runs from its sources there, as `npx vouch` would from a checkout. */
+/** The repository root: the CLI runs there, as `npx vouch` would from a checkout. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = path.join(ROOT, 'src', 'main.ts');
+/** The server as the global setup built it for this run, as `npm run build` does (test/global-setup.ts). */
+const MAIN = path.join(inject('vouchBuild'), 'main.js');
 
 /** The CLI's failure contract: non-zero exit, one line on stderr matching `reason`, nothing on stdout. */
 export function expectFailure(result: CliResult, reason: RegExp): void {
@@ -31,7 +32,7 @@ export interface CliResult {
 export const onPostgres = !!process.env.DATABASE_URL;
 
 function vouch(args: readonly string[], env: CliEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** Runs `vouch ARGS` from the sources to completion; `input` is written to its standard input. */
@@ -63,13 +64,15 @@ export interface ThrowawayEnv {
 }
 
 /**
- * An environment nobody else uses: a fresh temp VOUCH_DATA_DIR for the embedded database, and
- * with DATABASE_URL set, a fresh `vouch_test_<random>` database on that server (test files run in
+ * An environment nobody else uses: a temp VOUCH_DATA_DIR for the embedded database, and with
+ * DATABASE_URL set, a fresh `vouch_test_<random>` database on that server (test files run in
  * parallel). Variables of the test runner's own environment that would change the CLI's
- * behaviour are reset.
+ * behaviour are reset. The embedded database starts migrated (a copy of the run's template,
+ * which saves PGlite's initdb on the first command) unless `fresh` asks for an empty folder.
  */
-export async function throwawayEnv(): Promise<ThrowawayEnv> {
+export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-cli-'));
+  if (!fresh && !process.env.DATABASE_URL) await fs.cp(inject('pgliteTemplateDir'), dataDir, { recursive: true });
   const env: CliEnv = { ...process.env, VOUCH_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   for (const name of ['PORT', 'HOST', 'PUBLIC_URL', 'VOUCH_DEMO', 'DATABASE_URL']) delete env[name];
   const removeDir = () => fs.rm(dataDir, { recursive: true, force: true });

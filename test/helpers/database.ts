@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 
@@ -9,13 +11,15 @@ export interface TestDatabase extends Database {
 }
 
 /**
- * A migrated database of its own for one test file: in-memory PGlite by default, or a fresh
- * throwaway database on the server named by DATABASE_URL, so files can run in parallel.
+ * A migrated database of its own for one test file: in-memory PGlite by default (loaded from the
+ * run's migrated template, see test/global-setup.ts), or a fresh throwaway database on the
+ * server named by DATABASE_URL, so files can run in parallel.
  */
 export async function openTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
-    const database = await openDatabase({ dataDir: 'memory://' });
+    const template = new Blob([await readFile(inject('pgliteTemplateDump'))]);
+    const database = await openDatabase({ dataDir: 'memory://', loadDataDir: template });
     await migrate(database.db);
     return { ...database, cleanup: () => database.close() };
   }

@@ -10,7 +10,7 @@ import { addMember, portalOrg, portalUser } from '../helpers/portal.js';
 let web: WebContext;
 beforeAll(async () => {
   web = await buildWebContext();
-}, 60_000);
+}, 120_000);
 afterAll(() => web?.close());
 
 /** Tests that drive Chromium: on a busy machine they may take longer than the default 30 s. */

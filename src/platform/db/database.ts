@@ -28,6 +28,8 @@ export interface DatabaseOptions {
   url?: string | undefined;
   /** PGlite data folder; `memory://` keeps it in memory (tests). */
   dataDir?: string;
+  /** A PGlite data folder dumped earlier (`dumpDataDir`), to start from instead of an empty one. */
+  loadDataDir?: Blob;
   poolSize?: number;
 }
 
@@ -43,7 +45,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  const pglite = await PGlite.create(dataDir);
+  const pglite = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
   // LISTEN goes through the dialect's queue: issued on the shared session in the middle of
   // someone's transaction, a rollback would undo it.

@@ -1,0 +1,51 @@
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { seedDemo } from './demo.js';
+import { migrate } from './platform/db/migrate.js';
+import { openConfiguredDatabase } from './platform/db/open.js';
+import { startWorker } from './worker.js';
+
+/** `vouch serve`: migrate, seed the demo on a first start, then the API (and the worker) until a signal. */
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const database = await openConfiguredDatabase(config);
+  await migrate(database.db);
+  const demo = config.demo ? await seedDemo(database.db) : undefined;
+  const app = await buildApp({ config, database });
+  const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await worker?.stop();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl.replace(`:${config.port}`, `:${port}`) : config.publicUrl;
+  const lines = [
+    '',
+    `Vouch is running (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+    `  API       ${base}`,
+    `  API docs  ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
+    `  Portal    ${base}/  (sign up, or sign in as the demo organization's owner)`,
+  ];
+  if (demo) {
+    lines.push(
+      '',
+      `Created the demo organization "${demo.organization.name}" (${demo.organization.id}), enabled and funded with ₦${demo.organization.balance / 100},`,
+      `and loaded ${demo.registryRecords} demo registry records. Its secrets are shown this once:`,
+      `  export VOUCH_TEST_SECRET=${demo.organization.testSecret}`,
+      `  export VOUCH_LIVE_SECRET=${demo.organization.liveSecret}`,
+      '',
+      `Sign in to the portal as ${demo.portal.email} with the password ${demo.portal.password} (shown this once).`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}

@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
+import type { TestProject } from 'vitest/node';
+import { buildServer } from '../scripts/build-server.js';
+
+/**
+ * Once per `vitest run`, before any test file:
+ *
+ * - builds the server as `npm run build` does (scripts/build-server.ts), so every spawned `vouch`
+ *   is what `npm start` runs, and starts in a fraction of a second instead of compiling itself
+ *   through tsx;
+ * - migrates one embedded database and keeps it twice: as a data folder that each CLI test's
+ *   throwaway environment copies, and as a dump each in-memory test database loads. PGlite's
+ *   initdb costs seconds; a copy costs milliseconds.
+ *
+ * The build lives under .test-build/ (ignored by git) beside package.json, so it resolves the
+ * project's node_modules and web/dist as dist/ does. It is removed when the run ends.
+ */
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The build's folder: its main.js is the CLI. */
+    vouchBuild: string;
+    /** A migrated embedded database: a data folder (VOUCH_DATA_DIR) to copy. */
+    pgliteTemplateDir: string;
+    /** The same database as a PGlite dump (`dumpDataDir`) for in-memory databases. */
+    pgliteTemplateDump: string;
+  }
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await fs.mkdir(path.join(ROOT, '.test-build'), { recursive: true });
+  const out = await fs.mkdtemp(path.join(ROOT, '.test-build', 'run-'));
+  await buildServer(out);
+
+  const templateDir = path.join(out, 'template-data');
+  const env: NodeJS.ProcessEnv = { ...process.env, VOUCH_DATA_DIR: templateDir, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  await promisify(execFile)(process.execPath, [path.join(out, 'main.js'), 'migrate', '--json'], { cwd: ROOT, env });
+
+  const pglite = await PGlite.create(path.join(templateDir, 'pglite'));
+  const dump = await pglite.dumpDataDir('none');
+  await pglite.close();
+  const dumpFile = path.join(out, 'template.tar');
+  await fs.writeFile(dumpFile, Buffer.from(await dump.arrayBuffer()));
+
+  project.provide('vouchBuild', out);
+  project.provide('pgliteTemplateDir', templateDir);
+  project.provide('pgliteTemplateDump', dumpFile);
+  return async () => {
+    await fs.rm(out, { recursive: true, force: true });
+  };
+}
