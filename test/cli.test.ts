@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from './helpers/cli.js';
 
-// Every case spawns `node --import tsx src/main.ts`: ~3 s of start-up, plus the embedded database's.
+// Every case spawns `vouch` as built for the run (test/global-setup.ts): under a second of start-up, plus the embedded database's.
 const SLOW = 60_000;
 
 const ORG_KEYS = ['balance', 'enabled', 'id', 'liveSecret', 'name', 'payloadType', 'riskLevel', 'testSecret'];

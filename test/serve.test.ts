@@ -5,7 +5,7 @@ import type { BvnRecord } from '../src/identities/records.js';
 import { demoExamples, generateDemoRegistry } from '../src/identities/registry/demo.js';
 import { cliJson, expectFailure, killServers, onPostgres, runCli, startServer, throwawayEnv, type CliEnv, type CliResult, type RunningServer, type ThrowawayEnv } from './helpers/cli.js';
 
-// Each case starts `node --import tsx src/main.ts serve` or a CLI command: seconds each.
+// Each case starts `vouch serve` (the build, see test/global-setup.ts) or a CLI command: seconds each.
 const SLOW = 60_000;
 
 const SANDBOX_APPLICANT = { firstname: 'Adaeze', lastname: 'Okonkwo', dob: '14-03-1990' };

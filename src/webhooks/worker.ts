@@ -236,7 +236,10 @@ export class DeliveryWorker {
     }
     this.logger.info({ endpoint }, 'webhook endpoint answers again: resuming its deliveries');
     if (change.heldForMs <= 0) return;
-    const resume = resumeEndpoint(this.database.db, url, change.heldForMs)
+    // The hold was planned on this clock but written by the claim's statement a moment later (a
+    // busy database: hundreds of ms), so its deliveries can come due just past heldForMs. A
+    // cool-down's slack takes those too, rather than leaving them for one more cool-down.
+    const resume = resumeEndpoint(this.database.db, url, change.heldForMs + this.settings.breakerCooldownMs)
       .then(() => {
         this.woken = true;
         this.wake();

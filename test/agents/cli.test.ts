@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliJson, expectFailure, killServers, runCli, startServer, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { ADDRESS_BODY, BUSINESS_BODY } from './fixtures.js';
 
-// Every case spawns `node --import tsx src/main.ts`; the embedded database allows one process at a time.
+// Every case spawns `vouch` as built for the run (test/global-setup.ts); the embedded database allows one process at a time.
 const SLOW = 180_000;
 const CREDENTIAL = /^ak_[A-Za-z0-9_-]{43}$/;
 

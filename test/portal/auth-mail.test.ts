@@ -86,7 +86,7 @@ describe('mail to people through SMTP (SMTP_URL set)', () => {
   });
 });
 
-// Each CLI run starts `node --import tsx src/main.ts`: a few seconds each.
+// Each CLI run starts `vouch` as built for the run (test/global-setup.ts): a few seconds each.
 const SLOW = 60_000;
 
 describe('vouch mail list', () => {

@@ -8,7 +8,7 @@ import { Funding } from '../../src/portal/billing/service.js';
 import { insertPerson } from '../../src/portal/people.js';
 import { cliJson, expectFailure, onPostgres, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 
-// Every command spawns `node --import tsx src/main.ts`: seconds each.
+// Every command spawns `vouch` as built for the run (test/global-setup.ts): seconds each.
 const SLOW = 180_000;
 
 /** Opens the CLI's database in this process between commands (the embedded one allows one process at a time). */

@@ -7,7 +7,7 @@ import { AccessRequests } from '../../src/portal/access/service.js';
 import { Funding } from '../../src/portal/billing/service.js';
 import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 
-// Every command spawns `node --import tsx src/main.ts`: seconds each.
+// Every command spawns `vouch` as built for the run (test/global-setup.ts): seconds each.
 const SLOW = 120_000;
 
 /** Opens the CLI's database in this process between commands (the embedded one allows one process at a time). */

@@ -8,7 +8,7 @@ import { testConfig, bearer } from '../helpers/app.js';
 import { cliJson, expectFailure, runCli, throwawayEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { EMPLOYMENT_BODY, GUARANTOR_BODY } from './fixtures.js';
 
-// Each CLI run starts `node --import tsx src/main.ts`: a few seconds each.
+// Each CLI run starts `vouch` as built for the run (test/global-setup.ts): a few seconds each.
 const SLOW = 60_000;
 
 describe('vouch outbox', () => {

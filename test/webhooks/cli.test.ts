@@ -4,7 +4,7 @@ import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 
-// Every case spawns `node --import tsx src/main.ts`; the embedded database allows one at a time.
+// Every case spawns `vouch` as built for the run (test/global-setup.ts); the embedded database allows one at a time.
 const SLOW = 120_000;
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
