@@ -7,6 +7,8 @@ import { onPostgres } from '../helpers/cli.js';
 import { connectReceiver, startTestWorker, startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const EVENTS = 1_000;
+/** A thousand deliveries through three workers on the embedded database: seconds alone, much longer beside other test files. */
+const SLOW = 120_000;
 
 describe('several workers on one database', () => {
   let ctx: TestContext;
@@ -22,7 +24,7 @@ describe('several workers on one database', () => {
     await ctx.close();
   });
 
-  it('deliver each event exactly once', async () => {
+  it('deliver each event exactly once', { timeout: SLOW }, async () => {
     const org = await ctx.org();
     const receiver = await startWebhookReceiver();
     await connectReceiver(ctx.database, receiver, org.id, 'live');
@@ -37,7 +39,7 @@ describe('several workers on one database', () => {
       startTestWorker(second, { concurrency: 4 }),
     ]);
     try {
-      await receiver.waitForCount(EVENTS, 30_000);
+      await receiver.waitForCount(EVENTS, 90_000);
       await new Promise((resolve) => setTimeout(resolve, 300));
     } finally {
       await Promise.all(workers.map((worker) => worker.stop()));
@@ -50,7 +52,7 @@ describe('several workers on one database', () => {
     expect(deliveries.every((d) => d.status === 'delivered' && d.attemptCount === 1)).toBe(true);
   });
 
-  it('deliver each event exactly once through a receiver outage, each worker with its own breaker', async () => {
+  it('deliver each event exactly once through a receiver outage, each worker with its own breaker', { timeout: SLOW }, async () => {
     const org = await ctx.org();
     const receiver = await startWebhookReceiver();
     await connectReceiver(ctx.database, receiver, org.id, 'live');
@@ -60,7 +62,7 @@ describe('several workers on one database', () => {
     const settings = { concurrency: 8, breakerThreshold: 3, breakerCooldownMs: 300, retrySchedule: Array.from({ length: 60 }, () => 20) };
     const workers = await Promise.all([startTestWorker(ctx.database, settings), startTestWorker(second, settings), startTestWorker(second, settings)]);
     try {
-      await receiver.waitForCount(300, 30_000, (r) => r.answeredWith === 204);
+      await receiver.waitForCount(300, 90_000, (r) => r.answeredWith === 204);
       await new Promise((resolve) => setTimeout(resolve, 300));
     } finally {
       await Promise.all(workers.map((worker) => worker.stop()));
