@@ -19,9 +19,10 @@ import { identity } from './sections/identity.js';
 import { lists } from './sections/lists.js';
 import { portal } from './sections/portal.js';
 import { registryImport } from './sections/registry-import.js';
+import { upstreams } from './sections/upstreams.js';
 import { webhooks } from './sections/webhooks.js';
 
-const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, lists, portal];
+const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, lists, portal, upstreams];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;

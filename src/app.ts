@@ -22,6 +22,7 @@ import { EmbeddedRegistry } from './identities/registry/embedded.js';
 import type { Registry } from './identities/registry/registry.js';
 import { SandboxRegistry } from './identities/registry/sandbox.js';
 import { identityRoutes } from './identities/routes.js';
+import { UpstreamRouter, type RouterSettings } from './identities/upstreams/router.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
@@ -35,8 +36,10 @@ export interface AppOptions {
   database: Database;
   /** Where log lines go (tests capture them); stdout by default. */
   logStream?: DestinationStream;
-  /** The live registry; the embedded tables by default. */
+  /** The live registry; by default the upstream router over the configured sources and the embedded tables. */
   liveRegistry?: Registry;
+  /** The upstream router's breaker, reload and health settings (tests shorten them). */
+  upstreams?: Partial<RouterSettings>;
   /** Face matching for biometrics; the process's shared face model by default. */
   faceMatcher?: FaceMatcher;
 }
@@ -68,6 +71,19 @@ function contentSecurity(config: Config) {
     // Self-hosted deployments may run on plain http inside a network: do not rewrite to https.
     upgradeInsecureRequests: null,
   };
+}
+
+/** The live registry: configured upstreams in order, then the embedded tables (docs/upstreams.md). */
+async function startRouter(app: FastifyInstance, { database, config, upstreams }: AppOptions): Promise<Registry> {
+  const router = await UpstreamRouter.start({
+    db: database.db,
+    config,
+    log: app.log,
+    embedded: new EmbeddedRegistry(database.db),
+    settings: upstreams,
+  });
+  app.addHook('onClose', () => router.close());
+  return router;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -119,10 +135,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  const lookups = new IdentityLookups(database.db, {
-    test: new SandboxRegistry(),
-    live: options.liveRegistry ?? new EmbeddedRegistry(database.db),
-  });
+  const live = options.liveRegistry ?? (await startRouter(app, options));
+  const lookups = new IdentityLookups(database.db, { test: new SandboxRegistry(), live });
   await app.register(identityRoutes, { db: database.db, lookups });
   await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls, matcher: options.faceMatcher });
 

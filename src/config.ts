@@ -28,6 +28,11 @@ export interface Config {
   bank: BankDetails | undefined;
   /** Behind a reverse proxy: take the client's address from X-Forwarded-For (per-IP limits need it). */
   trustProxy: boolean;
+  /**
+   * VOUCH_ENCRYPTION_KEY: 32 bytes (64 hex digits, or base64) that encrypt upstream credentials.
+   * Absent on the embedded database means a key generated into the data folder (encryption.key).
+   */
+  encryptionKey: Buffer | undefined;
 }
 
 export interface BankDetails {
@@ -114,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
   const s3 = readS3(env);
   const trustProxy = readFlag(env, 'VOUCH_TRUST_PROXY', false);
   const bank = readBank(env);
+  const encryptionKey = readEncryptionKey(env);
   return {
     port,
     host,
@@ -132,7 +138,21 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     trustProxy,
     bank,
+    encryptionKey,
   };
+}
+
+/** 32 bytes written as 64 hex digits or as base64 (`openssl rand -base64 32`). */
+function readEncryptionKey(env: Env): Buffer | undefined {
+  const raw = env.VOUCH_ENCRYPTION_KEY?.trim();
+  if (!raw) return undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw) || /^[A-Za-z0-9_-]{43}$/.test(raw)) {
+    const key = Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64');
+    if (key.length === 32) return key;
+  }
+  // The value is a secret: say what is wrong without echoing it.
+  throw new ConfigError('VOUCH_ENCRYPTION_KEY', 'must be 32 bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)');
 }
 
 function readBank(env: Env): BankDetails | undefined {

@@ -16,6 +16,7 @@ import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
 import { registerOutboxCommands } from './respondents/cli.js';
 import { registerWebhookCommands } from './webhooks/cli.js';
+import { registerUpstreamCommands } from './identities/upstreams/cli.js';
 
 
 function orgSummary(org: { id: string; name: string; riskLevel: string; payloadType: string; enabled: boolean; balance: number }) {
@@ -210,6 +211,7 @@ export function buildCli(): Command {
   registerMailCommands(program);
   registerAccessCommands(program);
   registerFundingCommands(program);
+  registerUpstreamCommands(program);
 
   return program;
 }

@@ -55,6 +55,41 @@ export interface LookupRequest<R> {
   identifier: string;
   find(registry: Registry): Promise<R | undefined>;
   notFound(): ApiError;
+  /** The request said `Cache-Control: no-cache`: cached upstream answers are skipped. */
+  noCache?: boolean | undefined;
+}
+
+/** Whether a request's Cache-Control asks for a fresh answer (`no-cache`, or `no-store`). */
+export function skipsCache(headers: Record<string, string | string[] | undefined>): boolean {
+  const value = headers['cache-control'];
+  return /(^|[\s,])no-(cache|store)\b/i.test(Array.isArray(value) ? value.join(',') : value ?? '');
+}
+
+/** Which source answered and how long the registry calls took, for the usage record. */
+interface LookupTrace {
+  source: string;
+  latencyMs: number;
+}
+
+/** The registry as one lookup sees it: its options passed on, its calls timed, the answering source noted. */
+function traced(registry: Registry, defaultSource: string, noCache: boolean): { registry: Registry; trace: LookupTrace } {
+  const trace: LookupTrace = { source: defaultSource, latencyMs: 0 };
+  const options = { noCache, onAnswer: (source: string) => (trace.source = source) };
+  const timed = async <T>(call: Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await call;
+    } finally {
+      trace.latencyMs += performance.now() - started;
+    }
+  };
+  return {
+    trace,
+    registry: {
+      find: (type, key) => timed(registry.find(type, key, options)),
+      findNinByPhone: (phone) => timed(registry.findNinByPhone(phone, options)),
+    },
+  };
 }
 
 export class IdentityLookups {
@@ -73,11 +108,21 @@ export class IdentityLookups {
 
   /**
    * Finds the record in the caller's mode's registry, records the lookup, and charges a live
-   * success. Not found is recorded, not charged; a wallet short of the price answers 402.
+   * success. Not found is recorded, not charged; a wallet short of the price answers 402. The
+   * usage row notes the answering source and the registry latency.
    */
   async run<R>(auth: AuthContext, request: LookupRequest<R>): Promise<R> {
-    const usage = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
-    const record = await request.find(this.registries[auth.mode]);
+    const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache);
+    // A 503 (no upstream could answer) leaves here: no usage row, no charge.
+    const record = await request.find(registry);
+    const usage = {
+      orgId: auth.orgId,
+      mode: auth.mode,
+      billable: request.billable,
+      subject: maskIdentifier(request.identifier),
+      source: trace.source,
+      latencyMs: Math.round(trace.latencyMs),
+    };
     if (record === undefined) {
       await recordUsage(this.db, usage, 'not_found');
       throw request.notFound();

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError, type ConstraintViolation } from '../platform/errors.js';
-import { IDENTITY_BILLABLES, IdentityLookups, requireRiskFields } from './lookups.js';
+import { IDENTITY_BILLABLES, IdentityLookups, requireRiskFields, skipsCache } from './lookups.js';
 import { normalizeGender, normalizePhone, parseDate } from './matching.js';
 import { CAC_TYPES, cacKey, TIN_PATTERN, type CacType } from './records.js';
 import {
@@ -93,6 +93,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: premium ? IDENTITY_BILLABLES.bvn_premium : IDENTITY_BILLABLES.bvn_basic,
         identifier: ref,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -128,6 +129,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.bvn_match,
         identifier: ref,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -155,6 +157,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.nin,
         identifier: ref,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('nin', ref),
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
@@ -182,6 +185,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.nin_phone,
         identifier: phone,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.findNinByPhone(phone),
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
@@ -209,6 +213,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.vnin,
         identifier: vNin,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('vnin', vNin),
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
@@ -236,6 +241,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.drivers_license,
         identifier: licenseNo,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('drivers_license', licenseNo),
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
@@ -263,6 +269,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.vin,
         identifier: vin,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('vin', vin),
         notFound: notFoundB('Voters details not found'),
       });
@@ -292,6 +299,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.cac,
         identifier: key.split(':')[1]!,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('cac', key),
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
@@ -318,6 +326,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
       const record = await lookups.run(request.auth, {
         billable: IDENTITY_BILLABLES.tin,
         identifier: tin,
+        noCache: skipsCache(request.headers),
         find: (registry) => registry.find('tin', tin),
         notFound: notFoundB('Company with the provided TIN not found'),
       });

@@ -13,6 +13,10 @@ export interface UsageInput {
   billable: Billable;
   /** What was checked, already masked: never a full identity number. */
   subject: string;
+  /** Which source answered a lookup (`embedded`, `cache`, an upstream's name); absent for other work. */
+  source?: string | undefined;
+  /** How long the registry part of a lookup took. */
+  latencyMs?: number | undefined;
 }
 
 export interface UsageResult {
@@ -61,7 +65,16 @@ export async function chargeUsage(db: Kysely<DB>, input: UsageInput, outcome = '
 export async function recordUsage(db: Kysely<DB>, input: UsageInput, outcome: string): Promise<number> {
   const row = await db
     .insertInto('usage_events')
-    .values({ org_id: input.orgId, mode: input.mode, type: input.billable.type, subject: input.subject, outcome, price: 0 })
+    .values({
+      org_id: input.orgId,
+      mode: input.mode,
+      type: input.billable.type,
+      subject: input.subject,
+      outcome,
+      price: 0,
+      source: input.source ?? null,
+      latency_ms: input.latencyMs ?? null,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;

@@ -45,7 +45,12 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly options: { style?: 'C'; violations?: ConstraintViolation[] } = {},
+    readonly options: {
+      style?: 'C';
+      violations?: ConstraintViolation[];
+      /** A deliberate 503 (every upstream down): answered in the family's style with this Retry-After. */
+      retryAfterSeconds?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -141,7 +146,8 @@ function echoPath(url: string): string {
 
 function sendError(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   const apiError = toApiError(error);
-  if (apiError.statusCode >= 500) {
+  if (apiError.options.retryAfterSeconds !== undefined) void reply.header('retry-after', String(apiError.options.retryAfterSeconds));
+  if (apiError.statusCode >= 500 && apiError.options.retryAfterSeconds === undefined) {
     request.log.error({ err: error }, 'request failed');
     // Unexpected failures answer style A everywhere, with the detail only in the log.
     return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));

@@ -83,19 +83,21 @@ async function chargeBatch(db: Kysely<DB>, orgId: string, batch: PendingCharge[]
     const ledger: { id: number; amount: number; balanceAfter: number; description: string }[] = [];
     const usage = batch.map((pending, i) => {
       const { billable, subject } = pending.input;
+      const source = pending.input.source ?? null;
+      const latencyMs = pending.input.latencyMs ?? null;
       const price = Number(wallet.prices[billable.type] ?? billable.defaultPrice);
-      if (price > balance) return { type: billable.type, subject, outcome: 'insufficient_funds', price: 0, ledgerId: null };
+      if (price > balance) return { type: billable.type, subject, source, latencyMs, outcome: 'insufficient_funds', price: 0, ledgerId: null };
       balance -= price;
       const id = Number(wallet.ledger_ids[i]);
       ledger.push({ id, amount: -price, balanceAfter: balance, description: `${billable.type} ${subject}` });
-      return { type: billable.type, subject, outcome: pending.outcome, price, ledgerId: id as number | null };
+      return { type: billable.type, subject, source, latencyMs, outcome: pending.outcome, price, ledgerId: id as number | null };
     });
 
     const ledgerValues = ledger.length
       ? sql.join(ledger.map((row) => sql`(${row.id}::bigint, ${orgId}::uuid, 'charge', ${row.amount}::bigint, ${row.balanceAfter}::bigint, ${row.description})`))
       : null;
     const usageValues = sql.join(
-      usage.map((row) => sql`(${orgId}::uuid, 'live', ${row.type}, ${row.subject}, ${row.outcome}, ${row.price}::bigint, ${row.ledgerId}::bigint)`),
+      usage.map((row) => sql`(${orgId}::uuid, 'live', ${row.type}, ${row.subject}, ${row.outcome}, ${row.price}::bigint, ${row.ledgerId}::bigint, ${row.source}::text, ${row.latencyMs}::int)`),
     );
     const { rows: inserted } = ledgerValues
       ? await sql<{ id: number }>`
@@ -104,10 +106,10 @@ async function chargeBatch(db: Kysely<DB>, orgId: string, batch: PendingCharge[]
           ), entries as (
             insert into ledger_entries (id, org_id, kind, amount, balance_after, description) values ${ledgerValues}
           )
-          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id) values ${usageValues}
+          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id, source, latency_ms) values ${usageValues}
           returning id`.execute(trx)
       : await sql<{ id: number }>`
-          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id) values ${usageValues}
+          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id, source, latency_ms) values ${usageValues}
           returning id`.execute(trx);
     // Multi-row VALUES are inserted, and returned, in order.
     return usage.map((row, i) => ({ usageId: inserted[i]!.id, paid: row.outcome !== 'insufficient_funds', price: row.price }));

@@ -26,7 +26,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry'> {
+export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams'> {
   config?: Partial<Config>;
 }
 
@@ -44,6 +44,7 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
     database,
     logStream,
     liveRegistry: options.liveRegistry,
+    upstreams: options.upstreams,
   });
   await app.ready();
   const accounts = new AccountsService(database.db);

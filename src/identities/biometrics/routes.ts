@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { requireAuth } from '../../platform/auth.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { IDENTITY_BILLABLES, maskIdentifier, type IdentityLookups } from '../lookups.js';
+import { IDENTITY_BILLABLES, maskIdentifier, skipsCache, type IdentityLookups } from '../lookups.js';
 import type { Registry } from '../registry/registry.js';
 import { refuseUnfunded } from './funds.js';
 import { decodeForDetection, ImageError, MAX_IMAGE_BYTES, type DecodedImage } from './image.js';
@@ -226,6 +226,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     const { record, matching } = await lookups.run(request.auth, {
       billable,
       identifier: idNumber,
+      noCache: skipsCache(request.headers),
       // The photo is fetched and read only for a known identity, and only when the wallet can pay.
       // Throwing here (no face, a bad image, a failed fetch, no photo on record) leaves the lookup uncharged.
       find: async (registry) => {

@@ -59,6 +59,10 @@ export interface UsageEventsTable {
   price: ColumnType<number, number | undefined, number>;
   ledger_entry_id: number | null;
   created_at: CreatedAt;
+  /** Which source answered a lookup: `embedded`, `cache`, `sandbox` or an upstream's name (0011). */
+  source: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How long the registry part of a lookup took (0011). */
+  latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface RegistryRecordsTable {
@@ -126,6 +130,53 @@ export interface WebhookAttemptsTable {
   response_excerpt: Generated<string | null>;
 }
 
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** An upstream provider account (0011); the secret is AES-256-GCM ciphertext. */
+export interface UpstreamSourcesTable {
+  name: string;
+  kind: string;
+  url: string;
+  secret_encrypted: string;
+  types: string[];
+  timeout_ms: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+}
+
+export interface UpstreamOrdersTable {
+  type: string;
+  sources: string[];
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface UpstreamCacheTtlsTable {
+  type: string;
+  seconds: number;
+}
+
+export interface UpstreamCacheTable {
+  type: string;
+  key_hash: string;
+  record: ColumnType<Record<string, unknown>, string, string>;
+  source: string;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface UpstreamHealthTable {
+  source: string;
+  instance: string;
+  circuit: CircuitState;
+  consecutive_failures: number;
+  last_failure_kind: string | null;
+  last_failure_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  successes: number;
+  not_found: number;
+  failures: number;
+  latency_p50_ms: number | null;
+  latency_p99_ms: number | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   applied_at: CreatedAt;
@@ -144,6 +195,11 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  upstream_sources: UpstreamSourcesTable;
+  upstream_orders: UpstreamOrdersTable;
+  upstream_cache_ttls: UpstreamCacheTtlsTable;
+  upstream_cache: UpstreamCacheTable;
+  upstream_health: UpstreamHealthTable;
 }
 
 export type Organization = Selectable<OrganizationsTable>;

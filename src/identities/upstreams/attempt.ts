@@ -1,0 +1,55 @@
+import { Compile, type Validator } from 'typebox/compile';
+import { IDENTITY_TYPES, RECORD_SCHEMAS, registryKey, type IdentityType, type RecordOf } from '../records.js';
+import { recordTypeOf, UpstreamFailure, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
+import type { LiveSource } from './sources.js';
+
+const validators = new Map<IdentityType, Validator>(IDENTITY_TYPES.map((type) => [type, Compile(RECORD_SCHEMAS[type])]));
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const fail = () => reject(new UpstreamFailure('timeout', 'no answer within the time limit'));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+}
+
+/** Anything an adapter throws that is not an UpstreamFailure is a bug in it: a failure of the source, named without detail. */
+function asFailure(err: unknown, signal: AbortSignal): UpstreamFailure {
+  if (err instanceof UpstreamFailure) return err;
+  if (signal.aborted) return new UpstreamFailure('timeout', 'no answer within the time limit');
+  return new UpstreamFailure('malformed', `the adapter failed (${(err as Error)?.name ?? 'unknown error'})`);
+}
+
+/** A record must fit its type's schema and be the one asked for: anything else is the source's failure. */
+function checkRecord<T extends UpstreamType>(type: T, key: string, record: unknown): UpstreamRecordOf[T] {
+  const recordType = recordTypeOf(type);
+  const validator = validators.get(recordType)!;
+  if (!validator.Check(record)) {
+    const where = validator.Errors(record)[0]?.instancePath || '/';
+    throw new UpstreamFailure('malformed', `the ${recordType} record does not fit its schema at ${where}`);
+  }
+  if (type !== 'nin_phone' && registryKey(recordType, record as RecordOf[IdentityType]) !== key) {
+    throw new UpstreamFailure('malformed', `the ${recordType} record is for another identifier`);
+  }
+  return record as UpstreamRecordOf[T];
+}
+
+/**
+ * One source asked once for one lookup: one deadline for the whole (so the retry cannot double
+ * the wait), one retry after a `connection` failure only (a refused or reset connection has not
+ * reached the provider's registry; a timeout or an HTTP error may have, and is not repeated).
+ */
+export async function askSource<T extends UpstreamType>(source: LiveSource, type: T, key: string): Promise<UpstreamRecordOf[T] | undefined> {
+  const signal = AbortSignal.timeout(source.timeoutMs);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Raced with the deadline too: an adapter that ignores its signal still cannot hang a lookup.
+      const record = await Promise.race([source.adapter.find({ type, key, signal }), aborted(signal)]);
+      return record === undefined ? undefined : checkRecord(type, key, record);
+    } catch (err) {
+      const failure = asFailure(err, signal);
+      if (failure.kind === 'connection' && attempt === 1 && !signal.aborted) continue;
+      throw failure;
+    }
+  }
+}

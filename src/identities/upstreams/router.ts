@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
+import type { DB } from '../../platform/db/schema.js';
+import { deriveKey, loadEncryptionKey } from '../../platform/encryption.js';
+import { ApiError } from '../../platform/errors.js';
+import type { IdentityType, NinRecord, RecordOf } from '../records.js';
+import type { LookupOptions, Registry } from '../registry/registry.js';
+import { UpstreamFailure, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
+import { askSource } from './attempt.js';
+import { DEFAULT_BREAKER, type BreakerSettings } from './breaker.js';
+import { UpstreamCache } from './cache.js';
+import { reconcileSources, type LiveSource } from './sources.js';
+import { configVersion, EMBEDDED, loadConfiguration } from './store.js';
+
+export interface RouterSettings {
+  breaker: BreakerSettings;
+  /** How often the configuration version is polled: a CLI change is seen within this. */
+  reloadIntervalMs: number;
+  /** Health rows are written at most this often per source (and at once on a circuit change). */
+  healthWriteIntervalMs: number;
+  /** Retry-After of a 503 when no circuit is open to say better. */
+  retryAfterSeconds: number;
+}
+
+export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
+  breaker: DEFAULT_BREAKER,
+  reloadIntervalMs: 2_000,
+  healthWriteIntervalMs: 1_000,
+  retryAfterSeconds: 5,
+};
+
+const PURGE_INTERVAL_MS = 60_000;
+
+export interface RouterOptions {
+  db: Kysely<DB>;
+  config: Pick<Config, 'encryptionKey' | 'databaseUrl' | 'dataDir'>;
+  log: FastifyBaseLogger;
+  /** The embedded registry, the source named `embedded`. */
+  embedded: Registry;
+  settings?: Partial<RouterSettings> | undefined;
+}
+
+interface Routing {
+  version: string;
+  sources: Map<string, LiveSource>;
+  orders: Map<UpstreamType, string[]>;
+  ttls: Map<UpstreamType, number>;
+}
+
+/**
+ * The live registry when upstreams are configured: per lookup type, the cache (when the type has
+ * a TTL), then each source in order, failing over past sources that fail, time out or have an
+ * open circuit. A "not found" from a source that answered is the answer. When no source could
+ * answer, 503 with Retry-After; the caller (IdentityLookups) then records and charges nothing.
+ */
+export class UpstreamRouter implements Registry {
+  private routing: Routing = { version: '', sources: new Map(), orders: new Map(), ttls: new Map() };
+  private readonly settings: RouterSettings;
+  private readonly instance = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private key: Buffer | undefined;
+  private cache: UpstreamCache | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastPurge = 0;
+  private reloading: Promise<void> | undefined;
+
+  private constructor(private readonly options: RouterOptions) {
+    this.settings = { ...DEFAULT_ROUTER_SETTINGS, ...options.settings };
+  }
+
+  static async start(options: RouterOptions): Promise<UpstreamRouter> {
+    const router = new UpstreamRouter(options);
+    await router.reload();
+    router.timer = setInterval(() => void router.poll(), router.settings.reloadIntervalMs);
+    router.timer.unref();
+    return router;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.reloading;
+    for (const source of this.routing.sources.values()) source.health.close();
+  }
+
+  /** Writes every source's pending health now (tests; `status` otherwise sees it within a second). */
+  async flushHealth(): Promise<void> {
+    await Promise.all([...this.routing.sources.values()].map((source) => source.health.flush()));
+  }
+
+  find<T extends IdentityType>(type: T, key: string, options?: LookupOptions): Promise<RecordOf[T] | undefined> {
+    return this.lookup(type, key, options) as Promise<RecordOf[T] | undefined>;
+  }
+
+  findNinByPhone(phone: string, options?: LookupOptions): Promise<NinRecord | undefined> {
+    return this.lookup('nin_phone', phone, options);
+  }
+
+  /** The sources of a type in the order they are asked. */
+  orderOf(type: UpstreamType): string[] {
+    const explicit = this.routing.orders.get(type);
+    if (explicit) return explicit;
+    const upstreams = [...this.routing.sources.values()].filter((source) => source.types.includes(type)).map((source) => source.name);
+    return [...upstreams, EMBEDDED];
+  }
+
+  private async lookup<T extends UpstreamType>(type: T, key: string, options: LookupOptions = {}): Promise<UpstreamRecordOf[T] | undefined> {
+    const { log, embedded } = this.options;
+    const ttl = this.routing.ttls.get(type);
+    const cache = ttl ? this.cache : undefined;
+    if (cache && !options.noCache) {
+      const cached = await cache.get(type, key, new Date());
+      if (cached) {
+        options.onAnswer?.('cache');
+        return cached as UpstreamRecordOf[T];
+      }
+    }
+    const failed: LiveSource[] = [];
+    for (const name of this.orderOf(type)) {
+      if (name === EMBEDDED) {
+        options.onAnswer?.(EMBEDDED);
+        return (type === 'nin_phone' ? embedded.findNinByPhone(key) : embedded.find(type as IdentityType, key)) as Promise<UpstreamRecordOf[T] | undefined>;
+      }
+      const source = this.routing.sources.get(name);
+      if (!source) continue;
+      failed.push(source);
+      if (!source.breaker.allow(Date.now())) continue;
+      const started = performance.now();
+      try {
+        const record = await askSource(source, type, key);
+        // Health first: a circuit change writes the health row at once, and it must hold this call.
+        source.health.answered(performance.now() - started, record !== undefined);
+        source.breaker.success();
+        if (record !== undefined && cache && ttl) {
+          await cache.put(type, key, record, source.name, new Date(Date.now() + ttl * 1000)).catch((err: Error) => log.warn({ source: name, err: err.message }, 'upstream cache write failed'));
+        }
+        options.onAnswer?.(source.name);
+        return record;
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) throw err;
+        const latencyMs = Math.round(performance.now() - started);
+        source.health.failed(err.kind, latencyMs, new Date());
+        source.breaker.failure(Date.now());
+        // The reason says what was wrong with the answer, never the key or the record.
+        log.warn({ source: source.name, kind: source.kind, type, failure: err.kind, reason: err.message, latencyMs }, 'upstream lookup failed');
+      }
+    }
+    throw this.unavailable(type, failed);
+  }
+
+  private unavailable(type: UpstreamType, sources: LiveSource[]): ApiError {
+    const now = Date.now();
+    const open = sources.map((source) => source.breaker.remainingMs(now)).filter((ms) => ms > 0);
+    const retryAfterSeconds = open.length === sources.length && open.length > 0 ? Math.max(1, Math.ceil(Math.min(...open) / 1000)) : this.settings.retryAfterSeconds;
+    this.options.log.error({ type, sources: sources.map((source) => source.name), retryAfterSeconds }, 'no upstream could answer');
+    return new ApiError('SERVICE_UNAVAILABLE', 'The identity registry is unavailable: every provider failed or timed out. Please retry later', { retryAfterSeconds });
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      if ((await configVersion(this.options.db)) !== this.routing.version) await this.reload();
+      if (this.cache && Date.now() - this.lastPurge > PURGE_INTERVAL_MS) {
+        this.lastPurge = Date.now();
+        await this.cache.purge(new Date());
+      }
+    } catch (err) {
+      this.options.log.warn({ err: (err as Error).message }, 'upstream configuration not reloaded');
+    }
+  }
+
+  /** Reads the configuration and swaps it in whole; concurrent calls share one read. */
+  reload(): Promise<void> {
+    this.reloading ??= this.read().finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  private async read(): Promise<void> {
+    const { db, log, config } = this.options;
+    const stored = await loadConfiguration(db);
+    if (stored.sources.length > 0 && !this.key) {
+      this.key = loadEncryptionKey(config, { create: false });
+      if (this.key) this.cache = new UpstreamCache(db, deriveKey(this.key, 'upstream-cache'));
+    }
+    const sources = reconcileSources(
+      { db, log, instance: this.instance, breaker: this.settings.breaker, healthWriteIntervalMs: this.settings.healthWriteIntervalMs, key: () => this.key },
+      stored.sources,
+      this.routing.sources,
+    );
+    this.routing = { version: stored.version, sources, orders: stored.orders, ttls: stored.ttls };
+    if (stored.sources.length > 0) log.info({ sources: stored.sources.map((source) => source.name) }, 'upstream configuration loaded');
+  }
+}

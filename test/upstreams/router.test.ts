@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { CreatedOrganization } from '../../src/accounts/service.js';
+import { importRegistry } from '../../src/identities/registry/import.js';
+import { sourceStatuses } from '../../src/identities/upstreams/status.js';
+import { addSource, removeSource, setCacheTtl, setOrder, listSources } from '../../src/identities/upstreams/store.js';
+import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { refusedUrl, startFlaky, startServer, startUpstreamVouch, type TestServer, type UpstreamVouch } from './servers.js';
+
+/**
+ * The router through the front door: a front Vouch whose live lookups go to upstreams over real
+ * sockets. The good upstream is a second Vouch (the `verifyme` kind speaks our own API); the bad
+ * ones refuse connections, hang, answer 500 or garbage.
+ */
+
+const KEY = randomBytes(32);
+const COOL_DOWN_MS = 400;
+let upstream: UpstreamVouch;
+let front: TestContext;
+let org: CreatedOrganization;
+const servers: TestServer[] = [];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Config changes reach the running router on its next poll (100 ms here). */
+const settle = () => sleep(250);
+
+async function add(name: string, url: string, secret = upstream.liveSecret, timeoutMs = 1_000) {
+  await addSource(front.database.db, KEY, { name, kind: 'verifyme', url, secret, timeoutMs });
+}
+
+async function reset() {
+  for (const source of await listSources(front.database.db)) await removeSource(front.database.db, source.name);
+  await setCacheTtl(front.database.db, 'bvn', 0);
+}
+
+function bvnLookup(bvn = upstream.identities.bvn.bvn, headers: Record<string, string> = {}) {
+  return front.app.inject({ method: 'POST', url: `/v1/verifications/identities/bvn/${bvn}?type=premium`, headers: { ...bearer(org.liveSecret), ...headers }, payload: {} });
+}
+
+async function lastUsage() {
+  return front.database.db.selectFrom('usage_events').selectAll().where('org_id', '=', org.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+}
+
+beforeAll(async () => {
+  upstream = await startUpstreamVouch();
+  front = await buildTestContext({
+    config: { encryptionKey: KEY },
+    upstreams: { breaker: { failureThreshold: 2, coolDownMs: COOL_DOWN_MS }, reloadIntervalMs: 100, healthWriteIntervalMs: 0, retryAfterSeconds: 7 },
+  });
+  org = await front.org({ fund: 10_000_000 });
+}, 60_000);
+
+afterAll(async () => {
+  for (const server of servers) await server.close();
+  await front?.close();
+  await upstream?.context.close();
+});
+
+beforeEach(async () => {
+  await reset();
+  await settle();
+});
+
+describe('verifyme upstream', () => {
+  it('answers every lookup type as the upstream itself does, and notes the source', async () => {
+    await add('primary', upstream.url);
+    await settle();
+    const ids = upstream.identities;
+    const requests = [
+      { method: 'POST' as const, url: `bvn/${ids.bvn.bvn}?type=premium`, payload: {} },
+      { method: 'POST' as const, url: `nin/${ids.nin.nin}`, payload: {} },
+      { method: 'POST' as const, url: `nin_phone/${encodeURIComponent(ids.nin.phone!)}`, payload: {} },
+      { method: 'POST' as const, url: `virtual-nin/${ids.vnin.vNin}`, payload: {} },
+      { method: 'POST' as const, url: `drivers_license/${ids.drivers_license.licenseNo}`, payload: {} },
+      { method: 'POST' as const, url: `vin/${ids.vin.vin}`, payload: {} },
+      { method: 'POST' as const, url: 'cac', payload: { type: ids.cac.type, rcNumber: ids.cac.rcNumber } },
+      { method: 'GET' as const, url: `tin/${ids.tin.tin}` },
+    ];
+    for (const request of requests) {
+      const url = `/v1/verifications/identities/${request.url}`;
+      const direct = await upstream.context.app.inject({ ...request, url, headers: bearer(upstream.liveSecret) });
+      const viaFront = await front.app.inject({ ...request, url, headers: bearer(org.liveSecret) });
+      expect(viaFront.statusCode, `${url}: ${viaFront.body}`).toBe(direct.statusCode);
+      expect(viaFront.json(), url).toEqual(direct.json());
+      expect((await lastUsage()).source).toBe('primary');
+    }
+  });
+
+  it('takes a not-found from a healthy primary as the answer: no failover, not charged', async () => {
+    await add('primary', upstream.url);
+    await setOrder(front.database.db, 'bvn', ['primary', 'embedded']);
+    // The embedded registry would know the number: it must not be asked.
+    const record = { ...upstream.identities.bvn, bvn: '22222222222' };
+    await importRegistry(front.database.db, (async function* () {
+      yield `${JSON.stringify({ type: 'bvn', record })}\n`;
+    })());
+    await settle();
+    const response = await bvnLookup('22222222222');
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ code: 'NOT_FOUND_ERROR' });
+    const usage = await lastUsage();
+    expect(usage).toMatchObject({ source: 'primary', outcome: 'not_found', price: 0 });
+  });
+});
+
+describe('failover', () => {
+  const broken: [string, () => Promise<string>][] = [
+    ['refuses connections', refusedUrl],
+    ['hangs past the timeout', async () => (servers[servers.push(await startServer('hang')) - 1]!).url],
+    ['answers 500', async () => (servers[servers.push(await startServer((_req, res) => res.writeHead(500).end('{"error":"boom"}'))) - 1]!).url],
+    ['answers garbage', async () => (servers[servers.push(await startServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('<html>oops</html>'))) - 1]!).url],
+    [
+      'answers a record that fails its schema',
+      async () =>
+        (servers[servers.push(await startServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success","data":{"bvn":"1","firstname":7}}'))) - 1]!).url,
+    ],
+  ];
+
+  it.each(broken)('goes to the secondary when the primary %s', async (_what, primaryUrl) => {
+    await add('primary', await primaryUrl(), upstream.liveSecret, 300);
+    await add('secondary', upstream.url);
+    await settle();
+    const started = Date.now();
+    const response = await bvnLookup();
+    expect(response.statusCode, response.body).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await lastUsage()).toMatchObject({ source: 'secondary', outcome: 'success' });
+    expect((await lastUsage()).price).toBeGreaterThan(0);
+  });
+});
+
+describe('circuit breaker', () => {
+  it('opens after repeated failures, skips the source, and closes after a successful half-open probe', async () => {
+    const flaky = await startFlaky(upstream.url);
+    servers.push(flaky);
+    await add('primary', flaky.url);
+    await add('secondary', upstream.url);
+    await settle();
+    for (let i = 0; i < 2; i++) expect((await bvnLookup()).statusCode).toBe(200);
+    expect(flaky.requests()).toBe(2);
+    expect(front.logs.join('')).toContain('upstream circuit open');
+    // Open: the primary is not asked at all.
+    expect((await bvnLookup()).statusCode).toBe(200);
+    expect(flaky.requests()).toBe(2);
+    // The health row is written beside the lookups, not before their answers: wait for it.
+    const primaryStatus = async () => (await sourceStatuses(front.database.db)).find((s) => s.name === 'primary');
+    await expect.poll(primaryStatus, { timeout: 5_000 }).toMatchObject({ circuit: 'open', failures: 2, lastFailure: { kind: 'http' } });
+
+    flaky.broken = false;
+    await sleep(COOL_DOWN_MS + 50);
+    expect((await bvnLookup()).statusCode).toBe(200);
+    expect(flaky.requests()).toBe(3);
+    expect(await lastUsage()).toMatchObject({ source: 'primary' });
+    await expect.poll(primaryStatus, { timeout: 5_000 }).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+    expect((await primaryStatus())!.latencyMs.p50).not.toBeNull();
+  });
+});
+
+describe('cache', () => {
+  it('keeps an upstream record for the type TTL; Cache-Control: no-cache skips it', async () => {
+    await add('primary', upstream.url);
+    await setCacheTtl(front.database.db, 'bvn', 60);
+    await settle();
+    const first = await bvnLookup();
+    expect(first.statusCode).toBe(200);
+    expect((await lastUsage()).source).toBe('primary');
+    const second = await bvnLookup();
+    expect(second.json()).toEqual(first.json());
+    expect(await lastUsage()).toMatchObject({ source: 'cache', outcome: 'success' });
+    await bvnLookup(undefined, { 'cache-control': 'no-cache' });
+    expect((await lastUsage()).source).toBe('primary');
+    // The identifier is never a key of the cache.
+    const rows = await front.database.db.selectFrom('upstream_cache').selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.key_hash).not.toContain(upstream.identities.bvn.bvn);
+  });
+});
+
+describe('every source down', () => {
+  it('answers 503 in style B with Retry-After, records and charges nothing', async () => {
+    await add('primary', await refusedUrl());
+    await setOrder(front.database.db, 'bvn', ['primary']);
+    await settle();
+    const before = await front.accounts.get(org.id);
+    const usageBefore = (await lastUsage()).id;
+    const response = await bvnLookup();
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('7');
+    expect(response.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/unavailable/) });
+    // Once the circuit is open, Retry-After is its remaining cool-down.
+    await bvnLookup();
+    const open = await bvnLookup();
+    expect(open.statusCode).toBe(503);
+    expect(Number(open.headers['retry-after'])).toBe(Math.ceil(COOL_DOWN_MS / 1000));
+    expect((await front.accounts.get(org.id)).balance).toBe(before.balance);
+    expect((await lastUsage()).id).toBe(usageBefore);
+  });
+
+  it('logs failures by source and kind, never the credentials or the identifier', async () => {
+    const text = front.logs.join('');
+    expect(text).toContain('"failure":"connection"');
+    expect(text).not.toContain(upstream.liveSecret);
+    expect(text).not.toContain(org.liveSecret);
+    expect(text).not.toContain(upstream.identities.bvn.bvn);
+    const stored = await front.database.db.selectFrom('upstream_sources').select('secret_encrypted').execute();
+    for (const row of stored) expect(row.secret_encrypted).not.toContain(upstream.liveSecret);
+  });
+});
+
+describe('tenant-neutral configuration', () => {
+  it('routes every organization through the same sources', async () => {
+    await add('primary', upstream.url);
+    await settle();
+    const other = await front.org({ fund: 1_000_000 });
+    const response = await front.app.inject({ method: 'POST', url: `/v1/verifications/identities/nin/${upstream.identities.nin.nin}`, headers: bearer(other.liveSecret), payload: {} });
+    expect(response.statusCode).toBe(201);
+    const usage = await front.database.db.selectFrom('usage_events').selectAll().where('org_id', '=', other.id).executeTakeFirstOrThrow();
+    expect(usage.source).toBe('primary');
+    // Test mode keeps the sandbox: no upstream is asked.
+    const sandbox = await front.app.inject({ method: 'POST', url: `/v1/verifications/identities/nin/${upstream.identities.nin.nin}`, headers: bearer(other.testSecret), payload: {} });
+    expect(sandbox.statusCode).toBe(201);
+  });
+});
