@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliJson, expectFailure, onPostgres, runCli, throwawayEnv, type ThrowawayEnv } from '../helpers/cli.js';
 
 /**
- * `vouch upstream ...` as an operator runs it. Spawns: 10 (the successful commands, one failure
- * per kind of mistake that needs the database, two that fail before opening it).
+ * `vouch upstream ...` as an operator runs it. Spawns: 12 (the successful commands, one failure
+ * per kind of mistake that needs the database, four that fail before opening it).
  */
 
 const SECRET = 'sk_live_upstream_secret_never_printed';
@@ -42,9 +42,14 @@ describe('vouch upstream', () => {
     expectFailure(duplicate, /^vouch: an upstream named "primary" already exists/);
 
     const badKind = await run(['upstream', 'add', 'other', '--kind', 'nope', '--url', 'https://x.example.com', '--secret', SECRET, '--json']);
-    expectFailure(badKind, /^vouch: unknown kind "nope"; one of verifyme/);
+    expectFailure(badKind, /^vouch: unknown kind "nope"; one of verifyme, dojah, youverify/);
     const badUrl = await run(['upstream', 'add', 'other', '--kind', 'verifyme', '--url', 'ftp://x', '--secret', SECRET, '--timeout-ms', '5', '--json']);
     expectFailure(badUrl, /^vouch: --url must start with https:\/\/ or http:\/\//);
+    // Each provider checks its own secret's shape and its own types, naming neither value.
+    const dojahSecret = await run(['upstream', 'add', 'dojah', '--kind', 'dojah', '--url', 'https://api.dojah.io', '--secret', SECRET, '--json']);
+    expectFailure(dojahSecret, /^vouch: --secret: the dojah secret must be APP_ID:SECRET_KEY/);
+    const youverifyTypes = await run(['upstream', 'add', 'yv', '--kind', 'youverify', '--url', 'https://api.youverify.co', '--secret', SECRET, '--types', 'bvn', '--json']);
+    expectFailure(youverifyTypes, /^vouch: kind youverify does not offer bvn; it offers nin, vnin, tin/);
 
     const order = await cliJson(['upstream', 'order', 'bvn', 'primary', 'embedded', '--json'], env);
     expect(order).toEqual({ type: 'bvn', order: ['primary', 'embedded'] });
