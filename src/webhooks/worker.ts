@@ -82,6 +82,8 @@ export class DeliveryWorker {
   private wakeUp: (() => void) | undefined;
   private results: AttemptResult[] = [];
   private flushing: Promise<void> | undefined;
+  /** The claim statement in flight, if any: a resume after a breaker closes waits for it. */
+  private claiming: Promise<ClaimResult> | undefined;
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
 
@@ -176,20 +178,24 @@ export class DeliveryWorker {
     // (each deferral makes the loop claim again at once, so a long run of them goes in rounds).
     const window = plans.some((plan) => plan.deferMs !== null) ? Math.min(MAX_BATCH, Math.max(4 * limit, 100)) : limit;
     let claimed: ClaimResult;
+    const claiming = claimDeliveries(this.database.db, {
+      limit,
+      window,
+      leaseMs: this.settings.leaseMs,
+      share: this.traffic.share,
+      borrow: this.traffic.borrowable(this.inFlight),
+      plans,
+    });
+    this.claiming = claiming;
     try {
-      claimed = await claimDeliveries(this.database.db, {
-        limit,
-        window,
-        leaseMs: this.settings.leaseMs,
-        share: this.traffic.share,
-        borrow: this.traffic.borrowable(this.inFlight),
-        plans,
-      });
+      claimed = await claiming;
     } catch (err) {
       this.logger.error({ err }, 'claiming webhook deliveries failed');
       this.backlog = 'none';
       await this.idle();
       return;
+    } finally {
+      if (this.claiming === claiming) this.claiming = undefined;
     }
     const { deliveries, deferred, more } = claimed;
     this.backlog = deliveries.length === limit ? 'full' : more ? 'capped' : 'none';
@@ -239,7 +245,14 @@ export class DeliveryWorker {
     // The hold was planned on this clock but written by the claim's statement a moment later (a
     // busy database: hundreds of ms), so its deliveries can come due just past heldForMs. A
     // cool-down's slack takes those too, rather than leaving them for one more cool-down.
-    const resume = resumeEndpoint(this.database.db, url, change.heldForMs + this.settings.breakerCooldownMs)
+    // A claim in flight was planned while the breaker held this URL and may still defer its
+    // deliveries by a cool-down: resume after it has written, or it would undo the resume.
+    const claimInFlight = this.claiming?.then(
+      () => undefined,
+      () => undefined,
+    );
+    const resume = Promise.resolve(claimInFlight)
+      .then(() => resumeEndpoint(this.database.db, url, change.heldForMs + this.settings.breakerCooldownMs))
       .then(() => {
         this.woken = true;
         this.wake();

@@ -77,7 +77,7 @@ describe('accounts and the team in a browser', () => {
     // The link works once.
     await page.reload();
     await expect.poll(visible(page, 'This link did not work'), { timeout: 10_000 }).toBe(true);
-    expect(await page.getByRole('button', { name: 'Send a new link' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Send a new link' }).isVisible()).toBe(true);
 
     await page.goto('/account');
     await expect.poll(visible(page, 'email confirmed')).toBe(true);
@@ -167,7 +167,7 @@ describe('accounts and the team in a browser', () => {
     expect(await viewer.page.getByRole('button', { name: 'Send invitation' }).count()).toBe(0);
     expect(await viewer.page.getByRole('button', { name: /^Remove / }).count()).toBe(0);
     expect(await viewer.page.getByRole('combobox', { name: /^Role of/ }).count()).toBe(0);
-    expect(await viewer.page.getByText('Only owners and admins invite people or change roles').isVisible()).toBe(true);
+    await expect.poll(visible(viewer.page, 'Only owners and admins invite people or change roles')).toBe(true);
     await screenshot(viewer.page, 'team-viewer-phone');
 
     // The owner sees the viewer join, gives them developer, then removes them (with a confirmation).

@@ -156,7 +156,7 @@ describe('the customer portal in a browser', () => {
     await expect.poll(() => page.getByRole('heading', { name: /Checks in the last 30 days/ }).isVisible(), { timeout: 10_000 }).toBe(true);
     // A new organization's wallet is empty: the page says what to do.
     await expect.poll(() => page.getByText('No ledger entries').isVisible()).toBe(true);
-    expect(await page.getByText(/they answer 402 while it is empty/).isVisible()).toBe(true);
+    await expect.poll(() => page.getByText(/they answer 402 while it is empty/).isVisible(), { timeout: 10_000 }).toBe(true);
     await screenshot(page, 'portal-billing');
     expect(errors).toEqual([]);
     await context.close();
