@@ -11,8 +11,8 @@ const MAX_BODY_BYTES = 5 * 1024 * 1024;
  * `upstreams` benchmark), several times the rest of the lookup.
  */
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 }),
 };
 
 export interface UpstreamRequestInit {
