@@ -101,6 +101,14 @@ export function guarantorRespondent(service: GuarantorService, now: () => Date):
           return again([
             `We could not find this ID number. Check it and try again (${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'} left).`,
           ]);
+        case 'unavailable':
+          return formPage(
+            found.row,
+            found.organization,
+            link.expiresAt,
+            { values: form, errors: ['We could not reach the ID registry just now, so nothing was recorded. Please try again in a few minutes.'] },
+            503,
+          );
         case 'used':
           return usedLinkPage();
         case 'gone':

@@ -50,7 +50,9 @@ export type AnswerResult =
   | { kind: 'used' }
   | { kind: 'closed'; row: GuarantorRow }
   /** The verification no longer exists (its organization was deleted). */
-  | { kind: 'gone' };
+  | { kind: 'gone' }
+  /** No identity source could answer (every upstream down): nothing recorded, no try counted. */
+  | { kind: 'unavailable' };
 
 export const guarantorNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Guarantor verification not found');
 
@@ -247,7 +249,15 @@ export class GuarantorService {
     if (!current) return { kind: 'gone' };
     let response: GuarantorResponse = { decision: 'declined', via: 'respondent' };
     if (answer.decision === 'accepted') {
-      const matches = await checkGuarantorId(this.deps.registry(link.scope.mode), answer.idType, answer.idNumber, current, answer.dob);
+      let matches: Awaited<ReturnType<typeof checkGuarantorId>>;
+      try {
+        matches = await checkGuarantorId(this.deps.registry(link.scope.mode), answer.idType, answer.idNumber, current, answer.dob);
+      } catch (err) {
+        // The live registry's upstreams are all down: the guarantor did nothing wrong, so the
+        // link stays open and the failed tries untouched.
+        if (err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE') return { kind: 'unavailable' };
+        throw err;
+      }
       response = {
         decision: 'accepted',
         idType: answer.idType,

@@ -5,6 +5,9 @@ import { importRegistry } from '../../src/identities/registry/import.js';
 import { sourceStatuses } from '../../src/identities/upstreams/status.js';
 import { addSource, removeSource, setCacheTtl, setOrder, listSources } from '../../src/identities/upstreams/store.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { hashToken } from '../../src/respondents/links.js';
+import { open, submit, textOf } from '../respondents/browser.js';
+import { GUARANTOR_BODY, linkOf, TEST_NIN } from '../respondents/fixtures.js';
 import { refusedUrl, startFlaky, startServer, startUpstreamVouch, type TestServer, type UpstreamVouch } from './servers.js';
 
 /**
@@ -194,6 +197,27 @@ describe('every source down', () => {
     expect(Number(open.headers['retry-after'])).toBe(Math.ceil(COOL_DOWN_MS / 1000));
     expect((await front.accounts.get(org.id)).balance).toBe(before.balance);
     expect((await lastUsage()).id).toBe(usageBefore);
+  });
+
+  it('keeps a guarantor\'s link open with a 503 page when no source can check the ID, counting no failed try', async () => {
+    await add('primary', await refusedUrl());
+    await setOrder(front.database.db, 'nin', ['primary']);
+    await settle();
+    // Guarantor verifications need a risk level of LOW or higher.
+    const lender = await front.org({ riskLevel: 'LOW', fund: 10_000_000 });
+    const created = await front.app.inject({ method: 'POST', url: '/v1/verifications/guarantors', headers: bearer(lender.liveSecret), payload: GUARANTOR_BODY });
+    expect(created.statusCode, created.body).toBe(201);
+    const { token } = await linkOf(front.database.db, 'guarantor_request', created.json().data.id);
+    const base = await front.app.listen({ port: 0, host: '127.0.0.1' });
+    const form = await open(`${base}/respond/${token}`);
+    expect(form.status).toBe(200);
+    const answered = await submit(form, { decision: 'accept', idType: 'NIN', idNumber: TEST_NIN.nin, dob: TEST_NIN.dob });
+    expect(answered.status, answered.html).toBe(503);
+    expect(answered.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(textOf(answered.html)).toContain('We could not reach the ID registry just now, so nothing was recorded');
+    const link = await front.database.db.selectFrom('respondent_links').select(['failed_attempts', 'used_at']).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
+    expect(link).toEqual({ failed_attempts: 0, used_at: null });
+    expect((await open(`${base}/respond/${token}`)).status).toBe(200);
   });
 
   it('logs failures by source and kind, never the credentials or the identifier', async () => {
