@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -26,6 +25,7 @@ import { UpstreamRouter, type RouterSettings } from './identities/upstreams/rout
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { registerSecurityHeaders } from './platform/security-headers.js';
 import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
 import { respondentPages } from './respondents/routes.js';
@@ -101,7 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
-  await app.register(helmet, { contentSecurityPolicy: { directives: contentSecurity(config) } });
+  registerSecurityHeaders(app, { contentSecurityPolicy: { directives: contentSecurity(config) } });
   const webApp = await registerWebApp(app);
   registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
 

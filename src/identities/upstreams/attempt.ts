@@ -5,14 +5,6 @@ import type { LiveSource } from './sources.js';
 
 const validators = new Map<IdentityType, Validator>(IDENTITY_TYPES.map((type) => [type, Compile(RECORD_SCHEMAS[type])]));
 
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    const fail = () => reject(new UpstreamFailure('timeout', 'no answer within the time limit'));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-}
-
 /** Anything an adapter throws that is not an UpstreamFailure is a bug in it: a failure of the source, named without detail. */
 function asFailure(err: unknown, signal: AbortSignal): UpstreamFailure {
   if (err instanceof UpstreamFailure) return err;
@@ -40,16 +32,31 @@ function checkRecord<T extends UpstreamType>(type: T, key: string, record: unkno
  * reached the provider's registry; a timeout or an HTTP error may have, and is not repeated).
  */
 export async function askSource<T extends UpstreamType>(source: LiveSource, type: T, key: string): Promise<UpstreamRecordOf[T] | undefined> {
-  const signal = AbortSignal.timeout(source.timeoutMs);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // Raced with the deadline too: an adapter that ignores its signal still cannot hang a lookup.
-      const record = await Promise.race([source.adapter.find({ type, key, signal }), aborted(signal)]);
-      return record === undefined ? undefined : checkRecord(type, key, record);
-    } catch (err) {
-      const failure = asFailure(err, signal);
-      if (failure.kind === 'connection' && attempt === 1 && !signal.aborted) continue;
-      throw failure;
+  // A timer cleared on the answer, not AbortSignal.timeout: that one fires for every lookup
+  // (building a DOMException and running its listeners) long after the answer came.
+  const controller = new AbortController();
+  const { signal } = controller;
+  let timer: NodeJS.Timeout | undefined;
+  // Raced with each attempt too: an adapter that ignores its signal still cannot hang a lookup.
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new UpstreamFailure('timeout', 'no answer within the time limit'));
+    }, source.timeoutMs);
+  });
+  deadline.catch(() => undefined);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const record = await Promise.race([source.adapter.find({ type, key, signal }), deadline]);
+        return record === undefined ? undefined : checkRecord(type, key, record);
+      } catch (err) {
+        const failure = asFailure(err, signal);
+        if (failure.kind === 'connection' && attempt === 1 && !signal.aborted) continue;
+        throw failure;
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
 }

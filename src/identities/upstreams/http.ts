@@ -36,26 +36,41 @@ export interface UpstreamResponse {
  * followed). Never logs anything: the URL can hold an identifier.
  */
 export async function upstreamRequest(url: string, init: UpstreamRequestInit): Promise<UpstreamResponse> {
-  const text = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+  const text = await new Promise<{ status: number; text: string }>((outerResolve, outerReject) => {
     let target: URL;
     try {
       target = new URL(url);
     } catch {
-      reject(new UpstreamFailure('connection', 'the source URL is not valid'));
+      outerReject(new UpstreamFailure('connection', 'the source URL is not valid'));
       return;
     }
     const agent = target.protocol === 'https:' ? agents['https:'] : target.protocol === 'http:' ? agents['http:'] : undefined;
     if (!agent) {
-      reject(new UpstreamFailure('connection', `unsupported protocol ${target.protocol}`));
+      outerReject(new UpstreamFailure('connection', `unsupported protocol ${target.protocol}`));
       return;
     }
     if (init.signal.aborted) {
-      reject(new UpstreamFailure('timeout', 'no answer within the time limit'));
+      outerReject(new UpstreamFailure('timeout', 'no answer within the time limit'));
       return;
     }
+    // The deadline is watched here rather than through http.request's `signal` option, whose
+    // listeners cost more than the request under load; either way an abort destroys the request.
+    const onAbort = () => {
+      request.destroy();
+      reject(new UpstreamFailure('timeout', 'no answer within the time limit'));
+    };
+    const settled = () => init.signal.removeEventListener('abort', onAbort);
+    const resolve = (value: { status: number; text: string }) => {
+      settled();
+      outerResolve(value);
+    };
+    const reject = (err: unknown) => {
+      settled();
+      outerReject(err);
+    };
     const headers: Record<string, string | number> = { ...init.headers };
     if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
-    const request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method, headers, agent, signal: init.signal }, (response) => {
+    const request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method, headers, agent }, (response) => {
       const declared = Number(response.headers['content-length']);
       if (declared > MAX_BODY_BYTES) {
         response.destroy();
@@ -73,10 +88,11 @@ export async function upstreamRequest(url: string, init: UpstreamRequestInit): P
         }
         chunks.push(chunk);
       });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') }));
       response.on('error', (err) => reject(asFailure(err, init.signal)));
       response.on('aborted', () => reject(asFailure(new Error('aborted'), init.signal)));
     });
+    init.signal.addEventListener('abort', onAbort, { once: true });
     request.on('error', (err) => reject(asFailure(err, init.signal)));
     request.end(init.body);
   });

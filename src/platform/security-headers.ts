@@ -1,0 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
+
+/**
+ * helmet's response headers, computed once. Our directives are static (no per-request nonces), so
+ * every answer carries the same headers: running helmet's middleware on a recording response at
+ * start gives them all. (@fastify/helmet rebuilds the middleware from its options on every
+ * request, ~60 µs of CPU per answer under load.)
+ */
+export function securityHeaders(options: Readonly<HelmetOptions>): [string, string][] {
+  const headers = new Map<string, [string, string]>();
+  const recorder = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      headers.set(name.toLowerCase(), [name, Array.isArray(value) ? value.join(', ') : String(value)]);
+    },
+    removeHeader(name: string) {
+      headers.delete(name.toLowerCase());
+    },
+  };
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {
+    if (err) throw err;
+  });
+  return [...headers.values()];
+}
+
+/** Sets the security headers on every answer, before any route or error handler runs. */
+export function registerSecurityHeaders(app: FastifyInstance, options: Readonly<HelmetOptions>): void {
+  const headers = securityHeaders(options);
+  app.addHook('onRequest', (_request, reply, done) => {
+    const raw = reply.raw;
+    for (const [name, value] of headers) raw.setHeader(name, value);
+    done();
+  });
+}
