@@ -25,6 +25,7 @@ import { UpstreamRouter, type RouterSettings } from './identities/upstreams/rout
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { registerMetrics } from './platform/metrics.js';
 import { registerSecurityHeaders } from './platform/security-headers.js';
 import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
@@ -104,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerSecurityHeaders(app, { contentSecurityPolicy: { directives: contentSecurity(config) } });
   const webApp = await registerWebApp(app);
   registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
+  registerMetrics(app, database, config.metricsToken);
 
   await app.register(swagger, {
     openapi: {

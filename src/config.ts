@@ -33,6 +33,8 @@ export interface Config {
    * Absent on the embedded database means a key generated into the data folder (encryption.key).
    */
   encryptionKey: Buffer | undefined;
+  /** VOUCH_METRICS_TOKEN: the bearer token of `GET /metrics`; absent means no metrics route. */
+  metricsToken: string | undefined;
 }
 
 export interface BankDetails {
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
   const trustProxy = readFlag(env, 'VOUCH_TRUST_PROXY', false);
   const bank = readBank(env);
   const encryptionKey = readEncryptionKey(env);
+  const metricsToken = readToken(env, 'VOUCH_METRICS_TOKEN');
   return {
     port,
     host,
@@ -139,7 +142,17 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     bank,
     encryptionKey,
+    metricsToken,
   };
+}
+
+/** A shared secret set by the operator: long enough not to be guessed, printable, no spaces. */
+function readToken(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  // The value is a secret: say what is wrong without echoing it.
+  if (!/^[\x21-\x7e]{24,256}$/.test(raw)) throw new ConfigError(name, 'must be 24 to 256 printable characters without spaces (e.g. `openssl rand -hex 24`)');
+  return raw;
 }
 
 /** 32 bytes written as 64 hex digits or as base64 (`openssl rand -base64 32`). */

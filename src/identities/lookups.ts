@@ -3,6 +3,7 @@ import type { AuthContext } from '../platform/auth.js';
 import { recordUsage, type Billable } from '../platform/billing.js';
 import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { metrics } from '../platform/metrics.js';
 import { WalletCharger } from '../platform/wallet-charger.js';
 import type { Registry } from './registry/registry.js';
 
@@ -112,9 +113,16 @@ export class IdentityLookups {
    * usage row notes the answering source and the registry latency.
    */
   async run<R>(auth: AuthContext, request: LookupRequest<R>): Promise<R> {
+    const count = (outcome: string) => metrics.lookups.inc({ type: request.billable.type, mode: auth.mode, outcome });
     const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache);
-    // A 503 (no upstream could answer) leaves here: no usage row, no charge.
-    const record = await request.find(registry);
+    let record: R | undefined;
+    try {
+      // A 503 (no upstream could answer) leaves here: no usage row, no charge.
+      record = await request.find(registry);
+    } catch (err) {
+      count(err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');
+      throw err;
+    }
     const usage = {
       orgId: auth.orgId,
       mode: auth.mode,
@@ -125,12 +133,15 @@ export class IdentityLookups {
     };
     if (record === undefined) {
       await recordUsage(this.db, usage, 'not_found');
+      count('not_found');
       throw request.notFound();
     }
     const charged = await this.charger.charge(usage);
     if (!charged.paid) {
+      count('insufficient_funds');
       throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
     }
+    count('success');
     return record;
   }
 }

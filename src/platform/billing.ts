@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, Mode } from './db/schema.js';
+import { metrics } from './metrics.js';
 
 /** A billable kind of work and its price in kobo when no override is set. */
 export interface Billable {
@@ -58,7 +59,15 @@ export async function chargeUsage(db: Kysely<DB>, input: UsageInput, outcome = '
       (select id from entry)
     returning id, outcome, price`.execute(db);
   const row = rows[0]!;
-  return { usageId: row.id, paid: row.outcome !== 'insufficient_funds', price: row.price };
+  const paid = row.outcome !== 'insufficient_funds';
+  if (paid) countCharge(billable.type, row.price);
+  return { usageId: row.id, paid, price: row.price };
+}
+
+/** A live charge in the metrics (counted when its statement ran; a rare rollback after it is not taken back). */
+export function countCharge(type: string, price: number): void {
+  metrics.walletCharges.inc({ type });
+  metrics.walletChargedKobo.inc({ type }, price);
 }
 
 /** Records work that is not charged (not found, test mode). */

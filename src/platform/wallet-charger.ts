@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { recordUsage, type UsageInput, type UsageResult } from './billing.js';
+import { countCharge, recordUsage, type UsageInput, type UsageResult } from './billing.js';
 import type { DB } from './db/schema.js';
 
 interface PendingCharge {
@@ -50,7 +50,11 @@ export class WalletCharger {
       const batch = queue.splice(0, MAX_BATCH);
       try {
         const results = await chargeBatch(this.db, orgId, batch);
-        batch.forEach((pending, i) => pending.resolve(results[i]!));
+        batch.forEach((pending, i) => {
+          const result = results[i]!;
+          if (result.paid) countCharge(pending.input.billable.type, result.price);
+          pending.resolve(result);
+        });
       } catch (error) {
         for (const pending of batch) pending.reject(error);
       }

@@ -1,5 +1,6 @@
 import type { BaseLogger } from 'pino';
 import type { Database } from '../platform/db/database.js';
+import { endpointLabel, metrics } from '../platform/metrics.js';
 import { DELIVERY_TIMEOUT_MS, WebhookSender, type AttemptResult, type ClaimedDelivery } from './delivery.js';
 import { claimDeliveries, recordResults, releaseLeases, resumeEndpoint, RETRY_SCHEDULE_MS, type ClaimResult } from './queue.js';
 import { DELIVERY_CHANNEL } from './events.js';
@@ -217,7 +218,10 @@ export class DeliveryWorker {
         }
         this.results.push(result);
         this.flush();
-        if (url) this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()));
+        if (url) {
+          metrics.webhookAttempts.inc({ endpoint: endpointLabel(url), outcome: result.delivered ? 'delivered' : 'failed' });
+          this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()));
+        }
       })
       .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed'))
       .finally(() => {
@@ -232,7 +236,8 @@ export class DeliveryWorker {
   private onBreakerChange(url: string, change: BreakerChange | undefined): void {
     if (!change) return;
     // The origin only: a path or query can carry the customer's own token.
-    const endpoint = URL.canParse(url) ? new URL(url).origin : '(unparsable URL)';
+    const endpoint = endpointLabel(url);
+    metrics.webhookCircuitOpen.set({ endpoint }, change.kind === 'opened' ? 1 : 0);
     if (change.kind === 'opened') {
       this.logger.warn(
         { endpoint, failures: change.failures, cooldownMs: this.settings.breakerCooldownMs },

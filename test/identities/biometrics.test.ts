@@ -15,6 +15,7 @@ import { fetchPhoto } from '../../src/identities/biometrics/photo-url.js';
 import { faceCrop, samplePath, samplePortraitBase64, TEST_IDENTITY_FACES, type SampleFace } from '../../src/identities/biometrics/samples.js';
 import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
+import { metrics } from '../../src/platform/metrics.js';
 import { loadTestIdentities } from '../../src/identities/registry/test-identities.js';
 import { testConfig } from '../helpers/app.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -207,6 +208,8 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
 
     it('does not match a different person, and fills bvn for a BVN identity', async () => {
       const { testSecret } = await org();
+      const timed = async (outcome: string) => (await metrics.faceMatchDuration.get()).values.find((v) => v.metricName === 'vouch_face_match_duration_seconds_count' && v.labels.outcome === outcome)?.value ?? 0;
+      const [matchesBefore, misses] = [await timed('match'), await timed('no_match')];
       const res = await postForm(testSecret, { idType: 'bvn', idNumber: TEST_BVN, photo: { bytes: images.otherSelfie! } });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toMatchObject({ bvn: TEST_BVN, firstname: 'Adaeze', photoMatching: { match: false, matchingThreshold: 55 } });
@@ -214,6 +217,9 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
       // The same BVN with its own person's (mirrored) selfie matches.
       const same = await postForm(testSecret, { idType: 'bvn', idNumber: TEST_BVN, photo: { bytes: images.bvnSelfie! } });
       expect(same.json().data.photoMatching.match).toBe(true);
+      // Each comparison's duration is in /metrics by outcome.
+      expect(await timed('no_match')).toBe(misses + 1);
+      expect(await timed('match')).toBe(matchesBefore + 1);
     });
 
     it('matches each test identity with its whole demo photo, as docs/test-mode.md promises, and no other', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedOrganization } from '../../src/accounts/service.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { sourceStatuses } from '../../src/identities/upstreams/status.js';
+import { metrics } from '../../src/platform/metrics.js';
 import { addSource, removeSource, setCacheTtl, setOrder, listSources } from '../../src/identities/upstreams/store.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { hashToken } from '../../src/respondents/links.js';
@@ -139,7 +140,15 @@ describe('circuit breaker', () => {
     await add('primary', flaky.url);
     await add('secondary', upstream.url);
     await settle();
+    const metric = async (metric: typeof metrics.upstreamCircuit | typeof metrics.upstreamLookups, labels: Record<string, string>) =>
+      (await metric.get()).values.find((value) => Object.entries(labels).every(([key, wanted]) => (value.labels as Record<string, unknown>)[key] === wanted))?.value ?? 0;
+    const httpFailures = await metric(metrics.upstreamLookups, { source: 'primary', outcome: 'http' });
+    const secondaryFound = await metric(metrics.upstreamLookups, { source: 'secondary', outcome: 'found' });
     for (let i = 0; i < 2; i++) expect((await bvnLookup()).statusCode).toBe(200);
+    // In /metrics: the circuit per source (2 = open) and the lookups asked of each by outcome.
+    expect(await metric(metrics.upstreamCircuit, { source: 'primary' })).toBe(2);
+    expect(await metric(metrics.upstreamLookups, { source: 'primary', outcome: 'http' })).toBe(httpFailures + 2);
+    expect(await metric(metrics.upstreamLookups, { source: 'secondary', outcome: 'found' })).toBe(secondaryFound + 2);
     expect(flaky.requests()).toBe(2);
     expect(front.logs.join('')).toContain('upstream circuit open');
     // Open: the primary is not asked at all.
@@ -156,6 +165,7 @@ describe('circuit breaker', () => {
     expect(await lastUsage()).toMatchObject({ source: 'primary' });
     await expect.poll(primaryStatus, { timeout: 5_000 }).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
     expect((await primaryStatus())!.latencyMs.p50).not.toBeNull();
+    expect(await metric(metrics.upstreamCircuit, { source: 'primary' })).toBe(0);
   });
 });
 

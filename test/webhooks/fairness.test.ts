@@ -5,6 +5,7 @@ import type { Mode } from '../../src/platform/db/schema.js';
 import { setWebhookEndpoint } from '../../src/webhooks/endpoints.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { listDeliveries } from '../../src/webhooks/queue.js';
+import { endpointLabel, metrics } from '../../src/platform/metrics.js';
 import type { Worker } from '../../src/worker.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
 import { connectReceiver, startTestWorker, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -171,6 +172,11 @@ describe('per-endpoint fairness and the circuit breaker', () => {
       breakerCooldownMs: cooldownMs,
       retrySchedule: Array.from({ length: 30 }, () => 30),
     });
+    const endpoint = endpointLabel(receiver.url);
+    const metric = async (metric: typeof metrics.webhookAttempts | typeof metrics.webhookCircuitOpen, labels: Record<string, string>) =>
+      (await metric.get()).values.find((value) => Object.entries(labels).every(([key, wanted]) => (value.labels as Record<string, unknown>)[key] === wanted))?.value ?? 0;
+    const failedBefore = await metric(metrics.webhookAttempts, { endpoint, outcome: 'failed' });
+    const deliveredBefore = await metric(metrics.webhookAttempts, { endpoint, outcome: 'delivered' });
     const ids = await enqueueMany(org.id, 6);
 
     // The breaker opens: the requests stop, and so do the attempts counted.
@@ -189,6 +195,9 @@ describe('per-endpoint fairness and the circuit breaker', () => {
     );
     const attempts = await attemptsOf(org.id);
     expect(attempts).toBe(receiver.hits.length);
+    // In /metrics: the endpoint's circuit is open and every failed attempt is counted.
+    expect(await metric(metrics.webhookCircuitOpen, { endpoint })).toBe(1);
+    expect((await metric(metrics.webhookAttempts, { endpoint, outcome: 'failed' })) - failedBefore).toBe(attempts);
     await sleep(1_000);
     expect(receiver.hits).toHaveLength(seen);
     expect(await attemptsOf(org.id)).toBe(attempts);
@@ -208,6 +217,8 @@ describe('per-endpoint fairness and the circuit breaker', () => {
 
     // Exactly once: one 2xx per event, none twice.
     expect(receiver.hits.filter((h) => h.status === 204).map((h) => h.id).sort()).toEqual([...ids].sort());
+    expect(await metric(metrics.webhookCircuitOpen, { endpoint })).toBe(0);
+    expect((await metric(metrics.webhookAttempts, { endpoint, outcome: 'delivered' })) - deliveredBefore).toBe(ids.length);
     const deliveries = await listDeliveries(ctx.database.db, { orgId: org.id, limit: 100 });
     for (const delivery of deliveries) {
       const hits = receiver.hits.filter((h) => h.id === delivery.webhookId);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { metrics } from '../../platform/metrics.js';
 import { sharedFaceEngine, type FaceEngine } from './face-engine.js';
 import { decodeForDetection, ImageError, type DecodedImage } from './image.js';
 import { LruCache } from './lru.js';
@@ -38,6 +39,18 @@ export class FaceMatcher {
 
   /** Throws 400 naming the photo without a face, 422 when the held photo is unreadable. */
   async match(held: HeldPhoto, supplied: DecodedImage): Promise<PhotoMatching> {
+    const stop = metrics.faceMatchDuration.startTimer();
+    try {
+      const matching = await this.compare(held, supplied);
+      stop({ outcome: matching.match ? 'match' : 'no_match' });
+      return matching;
+    } catch (err) {
+      stop({ outcome: 'error' });
+      throw err;
+    }
+  }
+
+  private async compare(held: HeldPhoto, supplied: DecodedImage): Promise<PhotoMatching> {
     const face = await this.engine.describe(supplied);
     if (!face) {
       throw new ApiError('BAD_REQUEST', 'No face was found in the supplied photo; send a clear, front-facing photo of the person');

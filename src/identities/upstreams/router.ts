@@ -6,6 +6,7 @@ import type { Config } from '../../config.js';
 import type { DB } from '../../platform/db/schema.js';
 import { deriveKey, loadEncryptionKey } from '../../platform/encryption.js';
 import { ApiError } from '../../platform/errors.js';
+import { metrics } from '../../platform/metrics.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import type { LookupOptions, Registry } from '../registry/registry.js';
 import { UpstreamFailure, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
@@ -129,8 +130,11 @@ export class UpstreamRouter implements Registry {
       const started = performance.now();
       try {
         const record = await askSource(source, type, key);
+        const elapsed = performance.now() - started;
+        metrics.upstreamLookups.inc({ source: name, outcome: record === undefined ? 'not_found' : 'found' });
+        metrics.upstreamDuration.observe({ source: name }, elapsed / 1000);
         // Health first: a circuit change writes the health row at once, and it must hold this call.
-        source.health.answered(performance.now() - started, record !== undefined);
+        source.health.answered(elapsed, record !== undefined);
         source.breaker.success();
         if (record !== undefined && cache && ttl) {
           await cache.put(type, key, record, source.name, new Date(Date.now() + ttl * 1000)).catch((err: Error) => log.warn({ source: name, err: err.message }, 'upstream cache write failed'));
@@ -139,7 +143,10 @@ export class UpstreamRouter implements Registry {
         return record;
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
-        const latencyMs = Math.round(performance.now() - started);
+        const elapsed = performance.now() - started;
+        const latencyMs = Math.round(elapsed);
+        metrics.upstreamLookups.inc({ source: name, outcome: err.kind });
+        metrics.upstreamDuration.observe({ source: name }, elapsed / 1000);
         source.health.failed(err.kind, latencyMs, new Date());
         source.breaker.failure(Date.now());
         // The reason says what was wrong with the answer, never the key or the record.

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { decryptSecret } from '../../platform/encryption.js';
+import { CIRCUIT_VALUES, metrics } from '../../platform/metrics.js';
 import { UpstreamFailure, type UpstreamAdapter, type UpstreamType } from './adapter.js';
 import { CircuitBreaker, type BreakerSettings } from './breaker.js';
 import { SourceHealth } from './health.js';
@@ -57,7 +58,11 @@ export function reconcileSources(
     }
     next.set(row.name, old ? { ...old, adapter: makeAdapter(factory, row), types: row.types, timeoutMs: row.timeoutMs, fingerprint } : newSource(factory, row, fingerprint));
   }
-  for (const [name, source] of previous) if (!next.has(name)) source.health.close();
+  for (const [name, source] of previous) {
+    if (next.has(name)) continue;
+    source.health.close();
+    metrics.upstreamCircuit.remove({ source: name });
+  }
   return next;
 }
 
@@ -67,8 +72,10 @@ function newSource(factory: SourceFactory, row: StoredConfiguration['sources'][n
   const breaker = new CircuitBreaker(factory.breaker, (from, to) => {
     const level = to === 'open' ? 'error' : 'warn';
     log[level]({ source: row.name, kind: row.kind, from, to }, `upstream circuit ${to}`);
+    metrics.upstreamCircuit.set({ source: row.name }, CIRCUIT_VALUES[to]);
     health?.circuitChanged();
   });
+  metrics.upstreamCircuit.set({ source: row.name }, CIRCUIT_VALUES.closed);
   health = new SourceHealth(db, log, row.name, instance, factory.healthWriteIntervalMs, () => ({ state: breaker.state, consecutiveFailures: breaker.consecutiveFailures }));
   return { name: row.name, kind: row.kind, types: row.types, timeoutMs: row.timeoutMs, adapter: makeAdapter(factory, row), breaker, health, fingerprint };
 }

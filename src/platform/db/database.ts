@@ -17,7 +17,19 @@ export interface Database {
    * so listeners must also poll.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /** The connections this process holds (PGlite: its one in-process session). */
+  connections(): ConnectionStats;
   close(): Promise<void>;
+}
+
+export interface ConnectionStats {
+  /** Open connections. */
+  total: number;
+  /** Open connections running no query. */
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
 }
 
 // int8 (bigint) as a JS number, as PGlite already does: kobo amounts and ids stay far below 2^53.
@@ -41,12 +53,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     await sql`select 1`.execute(db);
     const listen = (channel: string, onNotify: (payload: string) => void) => listenOnPostgres(options.url!, channel, onNotify);
-    return { db, kind: 'postgres', listen, close: () => db.destroy() };
+    const max = options.poolSize ?? 20;
+    const connections = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
+    return { db, kind: 'postgres', listen, connections, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   const pglite = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  const dialect = new PGliteDialect(pglite);
+  const db = new Kysely<DB>({ dialect });
   // LISTEN goes through the dialect's queue: issued on the shared session in the middle of
   // someone's transaction, a rollback would undo it.
   const listen = async (channel: string, onNotify: (payload: string) => void) => {
@@ -64,6 +79,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     db,
     kind: 'pglite',
     listen,
+    connections: () => ({ total: 1, idle: dialect.usage.holders === 0 ? 1 : 0, waiting: Math.max(0, dialect.usage.holders - 1), max: 1 }),
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -17,12 +17,15 @@ import {
  * (kysely-pglite does not do this and loses writes when a rollback interleaves.)
  */
 export class PGliteDialect implements Dialect {
+  /** Acquisitions not yet released: the one holding the session plus those waiting their turn. */
+  readonly usage = { holders: 0 };
+
   constructor(private readonly pglite: PGlite) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.usage);
   }
   createIntrospector(db: Kysely<any>) {
     return new PostgresIntrospector(db);
@@ -36,7 +39,10 @@ class PGliteDriver implements Driver {
   private tail: Promise<void> = Promise.resolve();
   private readonly connection: PGliteConnection;
 
-  constructor(pglite: PGlite) {
+  constructor(
+    pglite: PGlite,
+    private readonly usage: { holders: number },
+  ) {
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -44,7 +50,11 @@ class PGliteDriver implements Driver {
 
   async acquireConnection(): Promise<DatabaseConnection> {
     let release!: () => void;
-    const turn = new Promise<void>((resolve) => (release = resolve));
+    this.usage.holders += 1;
+    const turn = new Promise<void>((resolve) => (release = () => {
+      this.usage.holders -= 1;
+      resolve();
+    }));
     const previous = this.tail;
     this.tail = previous.then(() => turn);
     await previous;
