@@ -25,6 +25,7 @@ import { UpstreamRouter, type RouterSettings } from './identities/upstreams/rout
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { registerIdempotency, type IdempotencySettings } from './platform/idempotency.js';
 import { registerMetrics } from './platform/metrics.js';
 import { registerSecurityHeaders } from './platform/security-headers.js';
 import { isWebAppPath, registerWebApp } from './platform/web.js';
@@ -43,6 +44,8 @@ export interface AppOptions {
   upstreams?: Partial<RouterSettings>;
   /** Face matching for biometrics; the process's shared face model by default. */
   faceMatcher?: FaceMatcher;
+  /** Idempotency-Key timings (tests shorten them). */
+  idempotency?: Partial<IdempotencySettings>;
 }
 
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
@@ -106,6 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const webApp = await registerWebApp(app);
   registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
   registerMetrics(app, database, config.metricsToken);
+  registerIdempotency(app, database.db, options.idempotency);
 
   await app.register(swagger, {
     openapi: {

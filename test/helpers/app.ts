@@ -26,7 +26,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams'> {
+export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams' | 'idempotency'> {
   config?: Partial<Config>;
 }
 
@@ -45,6 +45,7 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
     logStream,
     liveRegistry: options.liveRegistry,
     upstreams: options.upstreams,
+    idempotency: options.idempotency,
   });
   await app.ready();
   const accounts = new AccountsService(database.db);

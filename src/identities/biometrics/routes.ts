@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { requireAuth } from '../../platform/auth.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { addToFingerprint } from '../../platform/idempotency.js';
 import { IDENTITY_BILLABLES, maskIdentifier, skipsCache, type IdentityLookups } from '../lookups.js';
 import type { Registry } from '../registry/registry.js';
 import { refuseUnfunded } from './funds.js';
@@ -152,7 +153,10 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       for await (const part of request.parts()) {
         if (part.type === 'file') {
           if (part.fieldname !== 'photo') throw invalid(`Unexpected file field "${part.fieldname}"; send the image as "photo"`);
-          uploads.set(request, await readUpload(part.file));
+          const upload = await readUpload(part.file);
+          uploads.set(request, upload);
+          // Idempotency-Key: the file is part of what a retry must repeat.
+          addToFingerprint(request, upload);
         } else if (part.valueTruncated) {
           throw tooLarge(`The form field ${part.fieldname}`);
         } else if (typeof part.value === 'string') {
