@@ -27,6 +27,7 @@ import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerEr
 import { loggerOptions } from './platform/logging.js';
 import { registerIdempotency, type IdempotencySettings } from './platform/idempotency.js';
 import { registerMetrics } from './platform/metrics.js';
+import { registerRateLimits } from './platform/rate-limit.js';
 import { registerSecurityHeaders } from './platform/security-headers.js';
 import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
@@ -109,6 +110,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const webApp = await registerWebApp(app);
   registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
   registerMetrics(app, database, config.metricsToken);
+  // Limited requests are refused before they can claim an idempotency key.
+  await registerRateLimits(app, database, config);
   registerIdempotency(app, database.db, options.idempotency);
 
   await app.register(swagger, {

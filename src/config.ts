@@ -33,6 +33,8 @@ export interface Config {
    * Absent on the embedded database means a key generated into the data folder (encryption.key).
    */
   encryptionKey: Buffer | undefined;
+  /** Requests per minute: per API secret (VOUCH_RATE_LIMIT) and per client address (VOUCH_RATE_LIMIT_PER_ADDRESS). */
+  rateLimits: { perSecret: number; perAddress: number };
   /** VOUCH_METRICS_TOKEN: the bearer token of `GET /metrics`; absent means no metrics route. */
   metricsToken: string | undefined;
 }
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
   const bank = readBank(env);
   const encryptionKey = readEncryptionKey(env);
   const metricsToken = readToken(env, 'VOUCH_METRICS_TOKEN');
+  const rateLimits = { perSecret: readInt(env, 'VOUCH_RATE_LIMIT', 6_000, 1, 100_000_000), perAddress: readInt(env, 'VOUCH_RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000) };
   return {
     port,
     host,
@@ -143,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     bank,
     encryptionKey,
     metricsToken,
+    rateLimits,
   };
 }
 

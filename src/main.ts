@@ -135,6 +135,20 @@ export function buildCli(): Command {
       });
     });
   org
+    .command('rate-limit')
+    .description("set the organization's requests per minute for each of its secrets, or `default` for the server's (VOUCH_RATE_LIMIT)")
+    .argument('<id>')
+    .argument('<perMinute>', 'requests per minute, or default')
+    .option('--json', 'print JSON')
+    .action(async (id: string, perMinute: string, opts: { json?: boolean }) => {
+      const value = perMinute === 'default' ? null : /^\d+$/.test(perMinute) ? Number(perMinute) : Number.NaN;
+      if (Number.isNaN(value)) throw new CliError(`perMinute must be a whole number of requests per minute or "default", got "${perMinute}"`);
+      await withDatabase(async ({ db }) => {
+        const result = await new AccountsService(db).setRateLimit(id, value);
+        print(!!opts.json, result, `${id}: ${result.rateLimitPerMinute === null ? 'the default rate limit' : `${result.rateLimitPerMinute} requests a minute per secret`}`);
+      });
+    });
+  org
     .command('rotate-secret <id>')
     .description('replace the test or live secret; the old one stops working at once')
     .requiredOption('--mode <mode>', 'test or live', choice('mode', ['test', 'live'] as const))

@@ -7,7 +7,7 @@ import { deferCleanup } from '../lib/cleanup.js';
 import { cpuSeconds } from '../lib/cpu.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { lastJsonLine, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atMost, type BenchContext, type Section } from '../lib/section.js';
 
@@ -118,7 +118,7 @@ export const biometrics: Section = {
         command: process.execPath,
         args: [context.vouchMain, 'serve'],
         cwd: context.root,
-        env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
+        env: { ...NO_RATE_LIMITS, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
       });
       try {
         // The first match starts the model's worker and loads its weights, and describes the held photo.

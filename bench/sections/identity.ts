@@ -5,7 +5,7 @@ import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, type LoadRequest, type LoadSummary } from '../lib/load.js';
-import { lastJsonLine, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
 import { bvnImportLines, syntheticBvn } from '../lib/synthetic.js';
@@ -54,7 +54,7 @@ async function startServers(context: BenchContext, { databaseUrl }: Prepared): P
     command: process.execPath,
     args: [context.vouchMain, 'serve'],
     cwd: context.root,
-    env: { ...env, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
+    env: { ...env, ...NO_RATE_LIMITS, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
   });
   try {
     const baseline = await startServer({

@@ -5,7 +5,7 @@ import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
-import { lastJsonLine, runCommand, startServer, type Env } from '../lib/processes.js';
+import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atMost, type Section } from '../lib/section.js';
 
@@ -123,7 +123,7 @@ export const portal: Section = {
         command: process.execPath,
         args: [context.vouchMain, 'serve'],
         cwd: context.root,
-        env: { ...env, VOUCH_WORKER: 'off', DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE || '20' },
+        env: { ...env, ...NO_RATE_LIMITS, VOUCH_WORKER: 'off', DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE || '20' },
       });
       try {
         const list = probes(org.id);

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, type LoadRequest, type LoadSummary } from '../lib/load.js';
-import { freePort, lastJsonLine, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { freePort, lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
 
 /**
@@ -98,7 +98,7 @@ export const upstreams: Section = {
             command: process.execPath,
             args: [context.vouchMain, 'serve'],
             cwd: context.root,
-            env: { ...env, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE || '20' },
+            env: { ...env, ...NO_RATE_LIMITS, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE || '20' },
           });
           try {
             const request = lookup(vouch.url, secret);

@@ -162,6 +162,20 @@ export class AccountsService {
     return this.get(id);
   }
 
+  /**
+   * The organization's own requests per minute for each of its secrets, or null for the server's
+   * default (VOUCH_RATE_LIMIT). Other processes apply it within their auth cache's 5 seconds.
+   */
+  async setRateLimit(id: string, perMinute: number | null): Promise<{ id: string; rateLimitPerMinute: number | null }> {
+    if (perMinute !== null && (!Number.isSafeInteger(perMinute) || perMinute < 1 || perMinute > 100_000_000)) {
+      throw new AccountError('the rate limit must be a whole number of requests per minute from 1 to 100000000, or "default"');
+    }
+    await this.get(id);
+    await this.db.updateTable('organizations').set({ rate_limit_per_minute: perMinute }).where('id', '=', id).execute();
+    invalidateAuthCache();
+    return { id, rateLimitPerMinute: perMinute };
+  }
+
   async fund(id: string, kobo: number): Promise<OrganizationView> {
     if (!Number.isSafeInteger(kobo) || kobo <= 0) throw new AccountError('amount must be a positive whole number of kobo');
     await this.get(id);

@@ -9,6 +9,8 @@ export interface AuthContext {
   mode: Mode;
   riskLevel: RiskLevel;
   payloadType: PayloadType;
+  /** The organization's own requests per minute per secret; null: the server's default. */
+  rateLimitPerMinute: number | null;
 }
 
 declare module 'fastify' {
@@ -75,7 +77,7 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   const row = await db
     .selectFrom('api_secrets as s')
     .innerJoin('organizations as o', 'o.id', 's.org_id')
-    .select(['s.id as secretId', 'o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled'])
+    .select(['s.id as secretId', 'o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled', 'o.rate_limit_per_minute'])
     .where('s.secret_hash', '=', hash)
     .where((eb) => eb.or([eb('s.revoked_at', 'is', null), eb('s.revoked_at', '>', sql<Date>`now()`)]))
     .executeTakeFirst();
@@ -86,7 +88,7 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
       'This account awaits API access: live requests work once an account manager enables it. Test secrets work meanwhile.',
     );
   }
-  const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type };
+  const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type, rateLimitPerMinute: row.rate_limit_per_minute };
   remember(hash, context, now);
   noteUse(db, row.secretId);
   return context;

@@ -14,6 +14,8 @@ export interface OrganizationsTable {
   payload_type: ColumnType<PayloadType, PayloadType | undefined, PayloadType>;
   enabled: ColumnType<boolean, boolean | undefined, boolean>;
   balance: ColumnType<number, number | undefined, number>;
+  /** Requests per minute for each of its secrets; null means the server's default (0013). */
+  rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
 }
 

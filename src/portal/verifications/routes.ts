@@ -171,7 +171,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
     if (mode === 'live' && !org.enabled) {
       throw new ApiError('FORBIDDEN', 'Live verifications need API access: request it on the API access page, or switch to test mode');
     }
-    return { orgId, mode, riskLevel: org.riskLevel, payloadType: org.payloadType };
+    return { orgId, mode, riskLevel: org.riskLevel, payloadType: org.payloadType, rateLimitPerMinute: null };
   }
 
   const createErrors = portalErrors(400, 401, 402, 403, 404, 409);
