@@ -7,6 +7,19 @@ import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
 import { ApiError } from './errors.js';
 
+export interface RateLimitCountersTable {
+  key: string;
+  /** Start of the window, in ms since the epoch (windows are aligned to their length). */
+  window_start: number;
+  hits: number;
+}
+
+declare module './db/schema.js' {
+  interface DB {
+    rate_limit_counters: RateLimitCountersTable;
+  }
+}
+
 type IncrCallback = (err: Error | null, result: { current: number; ttl: number }) => void;
 
 interface Bucket {
