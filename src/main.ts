@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import fs from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { registerAgentCommands } from './agents/cli.js';
@@ -9,7 +8,7 @@ import { ApiError } from './platform/errors.js';
 import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.js';
 import { BILLABLES, priceList } from './portal/billing/service.js';
 import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
-import { importRegistry } from './identities/registry/import.js';
+import { registerRegistryCommands } from './identities/registry/cli.js';
 import { setPrice } from './platform/billing.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
@@ -186,27 +185,6 @@ export function buildCli(): Command {
     });
 
   program
-    .command('registry')
-    .description('the live identity registry')
-    .command('import <file>')
-    .description('load identity records (JSONL) for live mode; `-` reads standard input')
-    .option('--json', 'print JSON')
-    .action(async (file: string, opts: { json?: boolean }) => {
-      if (file !== '-' && !fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
-      await withDatabase(async ({ db }) => {
-        const input = file === '-' ? process.stdin : fs.createReadStream(file);
-        const showProgress = process.stderr.isTTY || !opts.json;
-        const result = await importRegistry(db, input, {
-          onProgress: showProgress ? (done) => process.stderr.write(`\rimported ${done} lines…`) : undefined,
-        });
-        if (showProgress) process.stderr.write('\n');
-        for (const error of result.errors) process.stderr.write(`rejected ${error.message.startsWith('line') ? '' : `line ${error.line}: `}${error.message}\n`);
-        if (result.rejected > result.errors.length) process.stderr.write(`… and ${result.rejected - result.errors.length} more rejected lines\n`);
-        print(!!opts.json, { imported: result.imported, rejected: result.rejected }, `imported ${result.imported}, rejected ${result.rejected}`);
-      });
-    });
-
-  program
     .command('test-identities')
     .description('the fixed sandbox identity of every type')
     .option('--json', 'print JSON')
@@ -219,6 +197,7 @@ export function buildCli(): Command {
       print(!!opts.json, identities, human);
     });
 
+  registerRegistryCommands(program);
   registerWebhookCommands(program);
   registerAgentCommands(program);
   registerOutboxCommands(program);

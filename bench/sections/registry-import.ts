@@ -10,6 +10,8 @@ interface ImportResult {
   records: number;
   seconds: number;
   recordsPerSecond: number;
+  rerunSeconds: number;
+  rerunRecordsPerSecond: number;
 }
 
 export const registryImport: Section = {
@@ -22,7 +24,13 @@ export const registryImport: Section = {
     const result = lastJsonLine<ImportResult>(stdout);
     return {
       section: this.name,
-      table: { columns: ['records', 'seconds', 'records/s'], rows: [[result.records, result.seconds, result.recordsPerSecond]] },
+      table: {
+        columns: ['run', 'records', 'seconds', 'records/s'],
+        rows: [
+          ['first load', result.records, result.seconds, result.recordsPerSecond],
+          ['re-run, all unchanged', result.records, result.rerunSeconds, result.rerunRecordsPerSecond],
+        ],
+      },
       targets: [atLeast('records/s', result.recordsPerSecond, TARGET_RECORDS_PER_SECOND)],
       result: { ...result },
     };

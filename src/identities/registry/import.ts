@@ -1,15 +1,27 @@
+import { performance } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import { Compile, type Validator } from 'typebox/compile';
-import type { TLocalizedValidationError } from 'typebox/error';
 import type { DB } from '../../platform/db/schema.js';
 import { normalizePhone } from '../matching.js';
-import { IDENTITY_TYPES, RECORD_SCHEMAS, registryKey, type IdentityType, type NinRecord, type RecordOf } from '../records.js';
+import { IDENTITY_TYPES, registryKey, type IdentityType, type NinRecord, type RecordOf } from '../records.js';
+import { describeErrors, jsonProblem, safeName } from './import-errors.js';
+import { IMPORT_SCHEMAS, toStoredRecord } from './import-records.js';
+
+export interface ImportProgress {
+  /** Non-blank lines read so far. */
+  read: number;
+  /** Lines stored so far: their batches are committed. */
+  imported: number;
+  rejected: number;
+  elapsedMs: number;
+}
 
 export interface ImportOptions {
-  /** Called after each batch is stored, with the number of (non-blank) lines read so far. */
-  onProgress?(done: number): void;
+  /** Called every `progressEveryMs` while the import runs, and once more when it has ended. */
+  onProgress?(progress: ImportProgress): void;
+  progressEveryMs?: number;
   /** Records per INSERT statement. */
   batchSize?: number;
 }
@@ -18,11 +30,20 @@ export interface ImportResult {
   /** Lines stored (a key repeated in the file counts once per line). */
   imported: number;
   rejected: number;
+  /**
+   * What the stored lines did: `new` created a key, `updated` replaced a different record,
+   * `unchanged` found its record already stored as it is. Importing a file again reports every
+   * line unchanged. A key repeated within a batch is compared with the line before it.
+   */
+  new: number;
+  updated: number;
+  unchanged: number;
   /** The first MAX_ERRORS rejected lines, 1-based line numbers of the input. */
   errors: { line: number; message: string }[];
 }
 
 const DEFAULT_BATCH_SIZE = 2000;
+const DEFAULT_PROGRESS_EVERY_MS = 1000;
 const MAX_ERRORS = 100;
 const WRITES_AHEAD = 2;
 // Joins a batch's column values into one text parameter each, split again by string_to_array:
@@ -42,14 +63,22 @@ interface Row {
   record: string;
 }
 
-const validators = new Map<string, Validator>(IDENTITY_TYPES.map((type) => [type, Compile(RECORD_SCHEMAS[type])]));
+/** How the rows of one statement changed the registry; the others were already stored as they are. */
+interface Written {
+  inserted: number;
+  updated: number;
+}
+
+const validators = new Map<string, Validator>(IDENTITY_TYPES.map((type) => [type, Compile(IMPORT_SCHEMAS[type])]));
 
 /**
- * Loads registry records from JSONL (`{"type": T, "record": R}` a line; DESIGN.md "Registry
- * import format"). A stream is read as text; an async iterable yields chunks of text, split into
- * lines at newlines. A rejected line stores nothing and does not stop the import. A database
- * failure does, with the error: the batches before the failed one are stored, and so may be the
- * one written beside it (see BatchWriter); importing the file again completes it.
+ * Loads registry records from JSONL (`{"type": T, "record": R}` a line; docs/registry.md). A
+ * stream is read as text; an async iterable yields chunks of text, split into lines at newlines.
+ * A rejected line stores nothing and does not stop the import. Each batch is one upsert statement,
+ * stored whole or not at all, so an interrupted import leaves whole batches and importing the
+ * file again completes it: keys already stored as the file has them count as unchanged. A
+ * database failure stops the import with the error: the batches before the failed one are
+ * stored, and so may be the one written beside it (see BatchWriter).
  */
 export async function importRegistry(
   db: Kysely<DB>,
@@ -57,19 +86,30 @@ export async function importRegistry(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const result: ImportResult = { imported: 0, rejected: 0, errors: [] };
+  const result: ImportResult = { imported: 0, rejected: 0, new: 0, updated: 0, unchanged: 0, errors: [] };
   // Keyed by type and key: one statement cannot upsert a row twice, and the last line wins.
   let batch = new Map<string, Row>();
   let batchLines = 0;
-  let done = 0;
-  const writer = new BatchWriter(db, options.onProgress);
+  let read = 0;
+  const writer = new BatchWriter(db, (written, rows) => {
+    result.new += written.inserted;
+    result.updated += written.updated;
+    result.unchanged += rows - written.inserted - written.updated;
+  });
   const flush = async () => {
     if (batchLines === 0) return;
     const full = batch;
+    const lines = batchLines;
     batch = new Map();
     batchLines = 0;
-    await writer.add(full, done);
+    await writer.add(full, lines);
   };
+
+  const started = performance.now();
+  const progress = (): ImportProgress => ({ read, imported: writer.storedLines, rejected: result.rejected, elapsedMs: performance.now() - started });
+  const onProgress = options.onProgress;
+  const ticker = onProgress ? setInterval(() => onProgress(progress()), options.progressEveryMs ?? DEFAULT_PROGRESS_EVERY_MS) : undefined;
+  ticker?.unref();
 
   const stream = 'pipe' in input ? input : Readable.from(input);
   const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
@@ -79,7 +119,7 @@ export async function importRegistry(
       lineNumber += 1;
       const line = lineNumber === 1 ? text.replace(/^\uFEFF/, '') : text;
       if (line.trim() === '') continue;
-      done += 1;
+      read += 1;
       const row = parseLine(line);
       if (typeof row === 'string') {
         result.rejected += 1;
@@ -87,17 +127,26 @@ export async function importRegistry(
         continue;
       }
       result.imported += 1;
-      batch.set(`${row.type}:${row.key}`, row);
+      const id = `${row.type}:${row.key}`;
+      const earlier = batch.get(id);
+      // Only a batch's last line of a key reaches the database, which counts it; each line
+      // before it is replaced unwritten, so this line is counted against it instead.
+      if (earlier !== undefined) {
+        if (earlier.record === row.record && earlier.phone === row.phone) result.unchanged += 1;
+        else result.updated += 1;
+      }
+      batch.set(id, row);
       batchLines += 1;
       if (batchLines >= batchSize) await flush();
     }
     await flush();
     await writer.finish();
   } finally {
+    clearInterval(ticker);
     lines.close();
     await writer.settle();
   }
-  if (writer.reported !== done) options.onProgress?.(done);
+  onProgress?.(progress());
   return result;
 }
 
@@ -109,8 +158,8 @@ export async function importRegistry(
  * but the one already running beside it.
  */
 class BatchWriter {
-  /** Lines covered by the progress reported so far. */
-  reported = 0;
+  /** Lines of the batches committed so far. */
+  storedLines = 0;
   private last: { keys: Map<string, Row>; stored: Promise<void> } | undefined;
   // Settles once the batch before the last one and every batch before it are stored.
   private storedBeforeLast: Promise<void> = Promise.resolve();
@@ -118,11 +167,11 @@ class BatchWriter {
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly onProgress: ((done: number) => void) | undefined,
+    private readonly onStored: (written: Written, rows: number) => void,
   ) {}
 
-  /** Queues a batch of the lines up to `doneAt`; waits while WRITES_AHEAD batches are unfinished. */
-  async add(batch: Map<string, Row>, doneAt: number): Promise<void> {
+  /** Queues a batch of `lines` lines; waits while WRITES_AHEAD batches are unfinished. */
+  async add(batch: Map<string, Row>, lines: number): Promise<void> {
     const last = this.last;
     const storedThroughLast = last?.stored ?? Promise.resolve();
     const sharesKey = last !== undefined && [...batch.keys()].some((key) => last.keys.has(key));
@@ -131,8 +180,8 @@ class BatchWriter {
     const stored = Promise.allSettled([storedThroughLast, written]).then(([before, own]) => {
       if (before.status === 'rejected') throw before.reason;
       if (own.status === 'rejected') throw own.reason;
-      this.reported = doneAt;
-      this.onProgress?.(doneAt);
+      this.storedLines += lines;
+      this.onStored(own.value, batch.size);
     });
     // Awaited by add, finish or settle; until then a failure must not count as unhandled.
     stored.catch(() => {});
@@ -153,20 +202,32 @@ class BatchWriter {
   }
 }
 
-async function writeBatch(db: Kysely<DB>, rows: Row[]): Promise<void> {
+/**
+ * One statement, so one transaction: the batch is stored whole or not at all. A key already
+ * holding the same record and phone is left alone (not even `updated_at` moves), which is what
+ * makes a re-run cheap and its `unchanged` count true; `xmax = 0` tells an inserted row from an
+ * updated one.
+ */
+async function writeBatch(db: Kysely<DB>, rows: Row[]): Promise<Written> {
   const column = (pick: (row: Row) => string) => rows.map(pick).join(SEPARATOR);
-  await sql`
-    insert into registry_records (type, key, phone, record)
-    select t, k, nullif(p, ''), r::jsonb
-    from unnest(
-      string_to_array(${column((row) => row.type)}, ${SEPARATOR}),
-      string_to_array(${column((row) => row.key)}, ${SEPARATOR}),
-      string_to_array(${column((row) => row.phone ?? '')}, ${SEPARATOR}),
-      string_to_array(${column((row) => row.record)}, ${SEPARATOR})
-    ) as x (t, k, p, r)
-    on conflict (type, key) do update
-      set phone = excluded.phone, record = excluded.record, updated_at = now()
+  const { rows: [counts] } = await sql<{ inserted: string; updated: string }>`
+    with upserted as (
+      insert into registry_records (type, key, phone, record)
+      select t, k, nullif(p, ''), r::jsonb
+      from unnest(
+        string_to_array(${column((row) => row.type)}, ${SEPARATOR}),
+        string_to_array(${column((row) => row.key)}, ${SEPARATOR}),
+        string_to_array(${column((row) => row.phone ?? '')}, ${SEPARATOR}),
+        string_to_array(${column((row) => row.record)}, ${SEPARATOR})
+      ) as x (t, k, p, r)
+      on conflict (type, key) do update
+        set phone = excluded.phone, record = excluded.record, updated_at = now()
+        where registry_records.record <> excluded.record or registry_records.phone is distinct from excluded.phone
+      returning xmax = 0 as inserted
+    )
+    select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated from upserted
   `.execute(db);
+  return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };
 }
 
 /** The row a line stores, or why it is rejected. */
@@ -175,121 +236,40 @@ function parseLine(line: string): Row | string {
   try {
     value = JSON.parse(line);
   } catch (error) {
-    return `not valid JSON (${(error as Error).message})`;
+    return jsonProblem(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return 'must be a JSON object {"type": ..., "record": {...}}';
   }
   const unexpected: string[] = [];
-  for (const name in value) if (name !== 'type' && name !== 'record') unexpected.push(`${name} is not allowed (only type and record)`);
+  for (const name in value) if (name !== 'type' && name !== 'record') unexpected.push(`${safeName(name)} is not allowed (only type and record)`);
   if (unexpected.length > 0) return unexpected.join('; ');
   const { type, record } = value as { type?: unknown; record?: unknown };
   const validator = typeof type === 'string' ? validators.get(type) : undefined;
   if (validator === undefined) {
-    const got = type === undefined ? 'is required' : `${JSON.stringify(type)} is unknown`;
+    const got = type === undefined ? 'is required' : typeof type === 'string' && safeName(type) === type ? `"${type}" is unknown` : 'is unknown';
     return `type ${got}: expected one of ${IDENTITY_TYPES.join(', ')}`;
   }
   if (record === undefined) return 'record is required';
-  if (!validator.Check(record)) return describeErrors(validator.Errors(record), RECORD_SCHEMAS[type as IdentityType]);
+  const identityType = type as IdentityType;
+  if (!validator.Check(record)) return describeErrors(validator.Errors(record), IMPORT_SCHEMAS[identityType]);
+  const fields = record as Record<string, unknown>;
   // Only a \u escape or a raw surrogate can put such a character in a parsed string.
   if (line.includes('\\u') || SURROGATE.test(line)) {
-    for (const [name, field] of Object.entries(record as Record<string, unknown>)) {
+    for (const [name, field] of Object.entries(fields)) {
       if (typeof field === 'string' && UNSTORABLE.test(field)) {
         return `record.${name} contains a NUL character or an unpaired surrogate`;
       }
     }
   }
-  const identityType = type as IdentityType;
+  const key = registryKey(identityType, record as RecordOf[IdentityType]);
+  const stored = toStoredRecord(identityType, fields, key);
+  if (typeof stored === 'string') return stored;
   return {
     type: identityType,
-    key: registryKey(identityType, record as RecordOf[IdentityType]),
+    key,
     // The same normalisation as the NIN-by-phone route; an invalid number is kept but not keyed.
-    phone: identityType === 'nin' ? (normalizePhone((record as NinRecord).phone) ?? null) : null,
-    record: JSON.stringify(record),
+    phone: identityType === 'nin' ? (normalizePhone((stored as NinRecord).phone) ?? null) : null,
+    record: JSON.stringify(stored),
   };
-}
-
-type JsonSchema = {
-  anyOf?: JsonSchema[];
-  const?: unknown;
-  type?: string;
-  pattern?: string;
-  minimum?: number;
-  description?: string;
-  [key: string]: unknown;
-};
-
-/** TypeBox errors as one line naming each field: `record.bvn must match pattern ^\d{11}$`. */
-function describeErrors(errors: TLocalizedValidationError[], root: unknown): string {
-  // A union reports each failed branch and then itself; only the union's own error is described.
-  const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => `${error.schemaPath}/anyOf/`);
-  const messages: string[] = [];
-  for (const error of errors) {
-    if (unions.some((prefix) => error.schemaPath.startsWith(prefix))) continue;
-    const path = fieldPath(error.instancePath);
-    const schema = schemaAt(root, error.schemaPath);
-    switch (error.keyword) {
-      case 'required':
-        for (const name of error.params.requiredProperties) messages.push(`${path}.${name} is required`);
-        break;
-      case 'additionalProperties':
-        for (const name of error.params.additionalProperties) messages.push(`${path}.${name} is not allowed`);
-        break;
-      case 'boolean':
-        // `additionalProperties: false` reports each extra field twice; the error above names it.
-        if (!error.schemaPath.endsWith('/additionalProperties')) messages.push(`${path} ${error.message}`);
-        break;
-      case 'anyOf':
-        messages.push(`${path} must be ${describeUnion(schema?.anyOf ?? [])}`);
-        break;
-      case 'type':
-        messages.push(`${path} must be ${withArticle(String(error.params.type))}${explain(schema)}`);
-        break;
-      case 'pattern':
-        messages.push(`${path} must match pattern ${error.params.pattern}${explain(schema)}`);
-        break;
-      default:
-        messages.push(`${path} ${error.message}`);
-    }
-  }
-  return messages.join('; ');
-}
-
-function fieldPath(instancePath: string): string {
-  const segments = instancePath
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-  return ['record', ...segments].join('.');
-}
-
-function schemaAt(root: unknown, schemaPath: string): JsonSchema | undefined {
-  let node: unknown = root;
-  for (const segment of schemaPath.split('/').slice(1)) {
-    if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[segment];
-  }
-  return typeof node === 'object' && node !== null ? (node as JsonSchema) : undefined;
-}
-
-function describeUnion(branches: JsonSchema[]): string {
-  if (branches.length > 0 && branches.every((branch) => 'const' in branch)) {
-    return `one of ${branches.map((branch) => JSON.stringify(branch.const)).join(', ')}`;
-  }
-  return branches
-    .map((branch) => {
-      const kind = withArticle(branch.type ?? 'value');
-      if (branch.pattern !== undefined) return `${kind} matching ${branch.pattern}`;
-      if (branch.minimum !== undefined) return `${kind} >= ${branch.minimum}`;
-      return kind;
-    })
-    .join(' or ');
-}
-
-function withArticle(noun: string): string {
-  return `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}`;
-}
-
-function explain(schema: JsonSchema | undefined): string {
-  return schema?.description ? ` (${schema.description})` : '';
 }
