@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedOrganization } from '../../src/accounts/service.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
+import { UpstreamCache } from '../../src/identities/upstreams/cache.js';
 import { sourceStatuses } from '../../src/identities/upstreams/status.js';
 import { metrics } from '../../src/platform/metrics.js';
 import { addSource, removeSource, setCacheTtl, setOrder, listSources } from '../../src/identities/upstreams/store.js';
@@ -130,6 +131,71 @@ describe('failover', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(await lastUsage()).toMatchObject({ source: 'secondary', outcome: 'success' });
     expect((await lastUsage()).price).toBeGreaterThan(0);
+  });
+});
+
+describe('retries and credentials', () => {
+  it('retries once after a connection error, on the same source', async () => {
+    let seen = 0;
+    const resetting = await startServer((req, res) => {
+      seen += 1;
+      // The first connection is reset before any answer: it never reached the registry.
+      if (seen === 1) {
+        req.socket.destroy();
+        return;
+      }
+      void fetch(`${upstream.url}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization!, 'content-type': 'application/json' }, body: '{}' }).then(async (answer) =>
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()),
+      );
+    });
+    servers.push(resetting);
+    await add('primary', resetting.url);
+    await add('secondary', upstream.url);
+    await settle();
+    const response = await bvnLookup();
+    expect(response.statusCode, response.body).toBe(200);
+    expect(resetting.requests()).toBe(2);
+    expect(await lastUsage()).toMatchObject({ source: 'primary', outcome: 'success' });
+  });
+
+  it('does not repeat a request that may have reached the registry: an HTTP error or a timeout', async () => {
+    const failing = await startServer((_req, res) => res.writeHead(500).end('{}'));
+    const hanging = await startServer('hang');
+    servers.push(failing, hanging);
+    for (const [primary, timeoutMs] of [[failing, 1_000], [hanging, 300]] as const) {
+      await reset();
+      await add('primary', primary.url, upstream.liveSecret, timeoutMs);
+      await add('secondary', upstream.url);
+      await settle();
+      const before = primary.requests();
+      expect((await bvnLookup()).statusCode).toBe(200);
+      expect(primary.requests() - before).toBe(1);
+      expect(await lastUsage()).toMatchObject({ source: 'secondary' });
+    }
+  });
+
+  it('treats credentials it cannot read (another installation key) as a refused source, and says so', async () => {
+    // Stored with a key that is not this server's: VOUCH_ENCRYPTION_KEY changed or differs between processes.
+    await addSource(front.database.db, randomBytes(32), { name: 'primary', kind: 'verifyme', url: upstream.url, secret: upstream.liveSecret, timeoutMs: 1_000 });
+    await add('secondary', upstream.url);
+    await settle();
+    const response = await bvnLookup();
+    expect(response.statusCode).toBe(200);
+    expect(await lastUsage()).toMatchObject({ source: 'secondary' });
+    expect(front.logs.join('')).toContain('upstream credentials cannot be read');
+    const primaryStatus = async () => (await sourceStatuses(front.database.db)).find((s) => s.name === 'primary');
+    await expect.poll(primaryStatus, { timeout: 5_000 }).toMatchObject({ lastFailure: { kind: 'refused' } });
+  });
+
+  it('purges cached records whose time to live has passed, and only those', async () => {
+    const cache = new UpstreamCache(front.database.db, randomBytes(32));
+    const now = new Date();
+    await cache.put('nin', '11111111111', { nin: '11111111111' }, 'primary', new Date(now.getTime() - 1_000));
+    await cache.put('nin', '22222222222', { nin: '22222222222' }, 'primary', new Date(now.getTime() + 60_000));
+    await cache.purge(now);
+    expect(await cache.get('nin', '22222222222', now)).toEqual({ nin: '22222222222' });
+    const rows = await front.database.db.selectFrom('upstream_cache').select('type').where('type', '=', 'nin').execute();
+    expect(rows).toHaveLength(1);
   });
 });
 
