@@ -6,6 +6,7 @@
  * so the check itself starts in a few tens of milliseconds; the builders load only when needed.
  *
  * Usage: node scripts/build.mjs [--if-changed]
+ * (`npm start` runs scripts/start.mjs, which calls buildParts({ ifChanged: true }) in its own process.)
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -15,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STAMPS = path.join(ROOT, 'node_modules/.cache/vouch');
-const ifChanged = process.argv.includes('--if-changed');
 
 /** Every file under the given paths (relative to the root), skipping the excluded folders. */
 function files(paths, exclude = []) {
@@ -67,13 +67,22 @@ const parts = [
   },
 ];
 
-for (const part of parts) {
+/** Builds every part, or with `ifChanged` only those whose sources changed since their last build. */
+export function buildParts({ ifChanged }) {
+  for (const part of parts) buildPart(part, ifChanged);
+}
+
+function buildPart(part, ifChanged) {
   const stampFile = path.join(STAMPS, part.stamp);
   const stamp = fingerprint(part.inputs());
   const built = existsSync(path.join(ROOT, part.output)) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
-  if (ifChanged && built) continue;
+  if (ifChanged && built) return;
   if (ifChanged) process.stderr.write(`Building the ${part.name} (its sources changed since the last build)...\n`);
   part.build();
   mkdirSync(STAMPS, { recursive: true });
   writeFileSync(stampFile, stamp);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  buildParts({ ifChanged: process.argv.includes('--if-changed') });
 }
