@@ -1,34 +1,20 @@
 import pino, { type LoggerOptions } from 'pino';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig } from './config.js';
+import type { BackgroundTask, RunningTask, WorkerContext } from './platform/background.js';
 import { migrate } from './platform/db/migrate.js';
-import type { Database } from './platform/db/database.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { loggerOptions } from './platform/logging.js';
 import { webhookRetentionTask } from './webhooks/retention.js';
-import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings, type WorkerLogger } from './webhooks/worker.js';
+import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings } from './webhooks/worker.js';
 import { employmentExpiryTask } from './employments/expiry.js';
 import { guarantorExpiryTask } from './guarantors/expiry.js';
 
-/** What background tasks run with. */
-export interface WorkerContext {
-  database: Database;
-  config: Config;
-  logger: WorkerLogger;
-  /** Overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
+/** What the worker runs its tasks with: the common context, and overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
+export interface WorkerRunContext extends WorkerContext {
   webhooks?: Partial<DeliverySettings>;
 }
 
-export interface RunningTask {
-  stop(): Promise<void>;
-}
-
-/** Work that runs beside the API (or alone in `vouch worker`) and survives restarts through the database. */
-export interface BackgroundTask {
-  name: string;
-  start(context: WorkerContext): Promise<RunningTask>;
-}
-
-const webhookDeliveries: BackgroundTask = {
+const webhookDeliveries: BackgroundTask<WorkerRunContext> = {
   name: 'webhook deliveries',
   async start({ database, config, logger, webhooks }) {
     const worker = new DeliveryWorker(
@@ -42,14 +28,14 @@ const webhookDeliveries: BackgroundTask = {
 };
 
 /** Every background task; a module with timers of its own adds its task here. */
-export const BACKGROUND_TASKS: readonly BackgroundTask[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask];
+export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask];
 
 export interface Worker {
   /** Stops every task; deliveries in flight get a short grace, then are retried later. */
   stop(): Promise<void>;
 }
 
-export async function startWorker(context: WorkerContext & { tasks?: readonly BackgroundTask[] }): Promise<Worker> {
+export async function startWorker(context: WorkerRunContext & { tasks?: readonly BackgroundTask<WorkerRunContext>[] }): Promise<Worker> {
   const running: RunningTask[] = [];
   const stop = async () => {
     await Promise.all(running.splice(0).map((task) => task.stop()));

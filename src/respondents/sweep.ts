@@ -1,4 +1,4 @@
-import type { BackgroundTask, WorkerContext } from '../worker.js';
+import type { BackgroundTask, WorkerContext } from '../platform/background.js';
 
 /** How often the worker looks for respondent links that expired unanswered. */
 export const SWEEP_INTERVAL_MS = 60_000;

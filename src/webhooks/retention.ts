@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import type { BackgroundTask } from '../worker.js';
+import type { BackgroundTask } from '../platform/background.js';
 
 /** Deliveries deleted per statement: each statement (with its attempt rows) stays short. */
 export const RETENTION_BATCH = 1_000;
