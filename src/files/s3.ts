@@ -1,134 +1,157 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { AwsClient } from 'aws4fetch';
 import type { S3Config } from '../config.js';
-import type { FileStore } from './store.js';
+import { ApiError } from '../platform/errors.js';
+import { isFileId, type DirectUrl, type FileStore } from './store.js';
 
 /**
- * A FileStore on any S3-compatible object store (AWS S3, MinIO, Cloudflare R2, Ceph, ...):
- * three requests, PUT, GET and DELETE of `<endpoint>/<bucket>/files/<id>` (path-style, which
- * every S3-compatible server accepts), signed with AWS Signature Version 4.
+ * A FileStore on any S3-compatible object store (AWS S3, MinIO, Cloudflare R2, Ceph, ...): PUT,
+ * GET and DELETE of `<endpoint>/<bucket>/files/<id>` (path-style, which every S3-compatible
+ * server accepts), and presigned GET URLs for browsers. aws4fetch signs (AWS Signature Version 4).
  */
 
-export interface SignableRequest {
-  method: string;
-  /** The URI path, not yet encoded: `/bucket/files/<id>`. */
-  path: string;
-  /** Every header to sign, `host` included; names in any case. */
-  headers: Record<string, string>;
-  /** Hex SHA-256 of the body (also sent as x-amz-content-sha256). */
-  payloadHash: string;
-}
-
-export interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  region: string;
-  service?: string;
-}
-
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
+/** How long a presigned photo URL is valid, counted from its signing time. */
+export const PRESIGNED_URL_TTL_SECONDS = 15 * 60;
+// Signing times are rounded down to 5 minutes: a photo opened again within the window gets the
+// same URL (the browser's cache works), and a URL handed out has at least 10 minutes left.
+const PRESIGN_WINDOW_SECONDS = 5 * 60;
+/** A request the store answers 5xx or 429 to is signed and sent again this many times. */
+const RETRIES = 2;
 
 /** `20130524T000000Z`: the x-amz-date form. */
 export function amzDate(date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
-/** RFC 3986 encoding of each path segment, slashes kept (S3's canonical URI). */
-function canonicalPath(path: string): string {
-  return path
-    .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
-    .join('/');
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * The object store refused or could not be reached. Callers see a 503 with a message that
+ * reveals nothing; `detail` (method, file id, status, the store's error code and message and
+ * what to check) is for the operator.
+ */
+export class S3StoreError extends ApiError {
+  constructor(readonly detail: string) {
+    super('SERVICE_UNAVAILABLE', 'The photo store is not available right now; try again shortly');
+    this.name = 'S3StoreError';
+    // The log keeps an error's message and stack only: the stack's first line carries the detail.
+    const frames = this.stack?.indexOf('\n') ?? -1;
+    this.stack = `${this.name}: ${detail}${frames >= 0 ? this.stack!.slice(frames) : ''}`;
+  }
 }
 
-/** The Authorization header value for the request (Signature Version 4, no query string). */
-export function signRequest(request: SignableRequest, credentials: Credentials, now: Date): string {
-  const service = credentials.service ?? 's3';
-  const stamp = amzDate(now);
-  const day = stamp.slice(0, 8);
-  const headers = Object.entries(request.headers)
-    .map(([name, value]) => [name.toLowerCase(), value.trim().replace(/\s+/g, ' ')] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const signedHeaders = headers.map(([name]) => name).join(';');
-  const canonicalRequest = [
-    request.method,
-    canonicalPath(request.path),
-    '',
-    ...headers.map(([name, value]) => `${name}:${value}`),
-    '',
-    signedHeaders,
-    request.payloadHash,
-  ].join('\n');
-  const scope = `${day}/${credentials.region}/${service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', stamp, scope, sha256(canonicalRequest)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), credentials.region), service), 'aws4_request');
-  const signature = createHmac('sha256', key).update(stringToSign).digest('hex');
-  return `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope},SignedHeaders=${signedHeaders},Signature=${signature}`;
+// What an operator should check when the store answers with these codes.
+const HINTS: Record<string, string> = {
+  InvalidAccessKeyId: 'check S3_ACCESS_KEY_ID',
+  SignatureDoesNotMatch: 'check S3_SECRET_ACCESS_KEY and S3_REGION',
+  AuthorizationHeaderMalformed: 'check S3_REGION',
+  AccessDenied: 'check the access key may read and write the bucket',
+  NoSuchBucket: 'check S3_BUCKET',
+  RequestTimeTooSkewed: "check this machine's clock",
+};
+
+/** The `<Code>` and `<Message>` of an S3 error body (no other part of it: it may echo the key id). */
+function s3Error(body: string): { code?: string; message?: string } {
+  return {
+    code: /<Code>([A-Za-z0-9.]{1,100})<\/Code>/.exec(body)?.[1],
+    message: /<Message>([^<]{1,300})<\/Message>/.exec(body)?.[1],
+  };
 }
 
-export class S3StoreError extends Error {}
+export interface S3StoreOptions {
+  /** The clock that dates signatures (tests fix it). */
+  now?: () => Date;
+  timeoutMs?: number;
+}
 
 export class S3FileStore implements FileStore {
-  private readonly base: URL;
+  private readonly client: AwsClient;
+  private readonly prefix: string;
+  private readonly now: () => Date;
 
   constructor(
-    private readonly config: S3Config,
-    private readonly options: { fetch?: typeof fetch; now?: () => Date; timeoutMs?: number } = {},
+    config: S3Config,
+    private readonly options: S3StoreOptions = {},
   ) {
-    this.base = new URL(config.endpoint);
+    this.client = new AwsClient({
+      accessKeyId: config.accessKeyId,
+      secretAccessKey: config.secretAccessKey,
+      region: config.region,
+      service: 's3',
+      retries: RETRIES,
+    });
+    this.prefix = `${config.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(config.bucket)}/files/`;
+    this.now = options.now ?? (() => new Date());
   }
 
-  private async send(method: 'PUT' | 'GET' | 'DELETE', id: string, body?: Buffer, contentType?: string): Promise<Response> {
-    const basePath = this.base.pathname.replace(/\/+$/, '');
-    const path = `${basePath}/${this.config.bucket}/files/${id}`;
-    const payloadHash = sha256(body ?? '');
-    const now = (this.options.now ?? (() => new Date()))();
-    const headers: Record<string, string> = {
-      host: this.base.host,
-      'x-amz-content-sha256': payloadHash,
-      'x-amz-date': amzDate(now),
-      ...(contentType ? { 'content-type': contentType } : {}),
-    };
-    const authorization = signRequest({ method, path, headers, payloadHash }, { ...this.config }, now);
-    const { host: _host, ...sent } = headers;
-    const url = new URL(canonicalPath(path), this.base);
+  private objectUrl(id: string): string {
+    if (!isFileId(id)) throw new RangeError(`not a file id: ${id}`);
+    return this.prefix + id;
+  }
+
+  private async send(method: 'PUT' | 'GET' | 'DELETE', id: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Response> {
+    const url = this.objectUrl(id);
     try {
-      return await (this.options.fetch ?? fetch)(url, {
+      return await this.client.fetch(url, {
         method,
-        headers: { ...sent, authorization },
+        // The payload's hash is signed, so the store refuses bytes altered on the way.
+        headers: { ...headers, 'x-amz-content-sha256': sha256(body ?? '') },
         body: body ? new Uint8Array(body) : undefined,
         redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        aws: { datetime: amzDate(this.now()) },
       });
     } catch (err) {
-      throw new S3StoreError(`object store ${method} ${id} failed: ${(err as Error).message}`);
+      const cause = err as Error;
+      throw new S3StoreError(`object store ${method} ${id} failed: ${cause.name === 'TimeoutError' ? 'timed out' : cause.message}`);
     }
   }
 
-  private static async fail(method: string, id: string, response: Response): Promise<never> {
-    const detail = (await response.text().catch(() => '')).slice(0, 200);
-    throw new S3StoreError(`object store ${method} ${id} answered ${response.status}${detail ? `: ${detail}` : ''}`);
+  /** The error for a refused request; `error` when the body was already read. */
+  private static async failure(method: string, id: string, response: Response, read?: { code?: string; message?: string }): Promise<S3StoreError> {
+    const error = read ?? s3Error(await response.text().catch(() => ''));
+    const hint = error.code ? HINTS[error.code] : undefined;
+    const parts = [`object store ${method} ${id} answered ${response.status}`, error.code, error.message].filter(Boolean).join(' ');
+    return new S3StoreError(hint ? `${parts} (${hint})` : parts);
   }
 
   async put(id: string, bytes: Buffer, contentType: string): Promise<void> {
-    const response = await this.send('PUT', id, bytes, contentType);
-    if (!response.ok) await S3FileStore.fail('PUT', id, response);
+    // Objects never change under their id: browsers may keep one as long as its URL lives.
+    const response = await this.send('PUT', id, bytes, { 'content-type': contentType, 'cache-control': `private, max-age=${PRESIGNED_URL_TTL_SECONDS}, immutable` });
+    if (!response.ok) throw await S3FileStore.failure('PUT', id, response);
     await response.arrayBuffer();
   }
 
   async get(id: string): Promise<Buffer | undefined> {
     const response = await this.send('GET', id);
     if (response.status === 404) {
-      await response.arrayBuffer();
-      return undefined;
+      const error = s3Error(await response.text());
+      // A missing object is the store's "no such file"; a missing bucket is a misconfiguration.
+      if (error.code === undefined || error.code === 'NoSuchKey') return undefined;
+      throw await S3FileStore.failure('GET', id, response, error);
     }
-    if (!response.ok) await S3FileStore.fail('GET', id, response);
+    if (!response.ok) throw await S3FileStore.failure('GET', id, response);
     return Buffer.from(await response.arrayBuffer());
   }
 
   async delete(id: string): Promise<void> {
     const response = await this.send('DELETE', id);
-    if (!response.ok && response.status !== 404) await S3FileStore.fail('DELETE', id, response);
+    // S3 answers 204 whether or not the object existed; some compatible stores answer 404 NoSuchKey.
+    if (!response.ok) {
+      const error = s3Error(await response.text());
+      if (response.status !== 404 || (error.code !== undefined && error.code !== 'NoSuchKey')) throw await S3FileStore.failure('DELETE', id, response, error);
+      return;
+    }
     await response.arrayBuffer();
+  }
+
+  /** A presigned GET URL (Signature Version 4 in the query string), valid PRESIGNED_URL_TTL_SECONDS from its signing time. */
+  async directUrl(id: string): Promise<DirectUrl> {
+    const nowSeconds = Math.floor(this.now().getTime() / 1000);
+    const signedAt = new Date(Math.floor(nowSeconds / PRESIGN_WINDOW_SECONDS) * PRESIGN_WINDOW_SECONDS * 1000);
+    const url = new URL(this.objectUrl(id));
+    url.searchParams.set('X-Amz-Expires', String(PRESIGNED_URL_TTL_SECONDS));
+    const signed = await this.client.sign(url, { method: 'GET', aws: { signQuery: true, datetime: amzDate(signedAt) } });
+    return { url: signed.url, expiresAt: new Date(signedAt.getTime() + PRESIGNED_URL_TTL_SECONDS * 1000) };
   }
 }

@@ -42,12 +42,10 @@ export async function recordFiles(db: Kysely<DB>, scope: Scope, files: readonly 
 }
 
 /**
- * A stored file by id. Only the file route calls this, after checking the URL's signature:
- * the signed URL is the capability, so there is no organization scope to check here.
+ * The content type of a stored file, by id. Only the file route calls this, after checking the
+ * URL's signature: the signed URL is the capability, so there is no organization scope to check here.
  */
-export async function readStoredFile(db: Kysely<DB>, store: FileStore, id: string): Promise<{ contentType: string; bytes: Buffer } | undefined> {
+export async function findStoredFile(db: Kysely<DB>, id: string): Promise<{ contentType: string } | undefined> {
   const row = await db.selectFrom('uploaded_files').select(['content_type']).where('id', '=', id).executeTakeFirst();
-  if (!row) return undefined;
-  const bytes = await store.get(id);
-  return bytes ? { contentType: row.content_type, bytes } : undefined;
+  return row ? { contentType: row.content_type } : undefined;
 }

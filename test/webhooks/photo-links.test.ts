@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agents/service.js';
 import { fileRoutes } from '../../src/files/routes.js';
-import { openFileStore } from '../../src/files/store.js';
+import { openFileStore } from '../../src/files/open-store.js';
 import { FILE_URL_TTL_SECONDS, fileUrls, loadSigningKey, signFileUrl } from '../../src/files/urls.js';
 import { registerErrorHandling } from '../../src/platform/errors.js';
 import { WEBHOOK_FILE_URL_TTL_SECONDS } from '../../src/webhooks/events.js';
