@@ -11,7 +11,7 @@ import { businessTaskSource } from './businesses/tasks.js';
 import type { Config } from './config.js';
 import { employmentRoutes } from './employments/routes.js';
 import { fileRoutes } from './files/routes.js';
-import { openFileStore } from './files/store.js';
+import { openFileStore } from './files/open-store.js';
 import { fileUrls, loadSigningKey } from './files/urls.js';
 import { guarantorRoutes, startGuarantors } from './guarantors/routes.js';
 import type { FaceMatcher } from './identities/biometrics/matcher.js';
@@ -25,6 +25,7 @@ import { UpstreamRouter, type RouterSettings } from './identities/upstreams/rout
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
+import { lazySchemaController } from './platform/lazy-schemas.js';
 import { registerIdempotency, type IdempotencySettings } from './platform/idempotency.js';
 import { registerMetrics } from './platform/metrics.js';
 import { registerRateLimits } from './platform/rate-limit.js';
@@ -103,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    schemaController: lazySchemaController(),
   });
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
@@ -115,9 +117,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerIdempotency(app, database.db, options.idempotency);
 
   await app.register(swagger, {
+    // Every operation states who may call it (docs/openapi.md): a route whose schema names no
+    // security takes no credentials (signed file links, the portal's sign-in and reset pages),
+    // and says so with `security: []` rather than leaving client generators to guess.
+    transform: ({ schema, url }) => ({ schema: !schema || schema.hide || schema.security ? schema : { ...schema, security: [] }, url }),
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Vouch verification API', version: '1.0.0', description: API_DESCRIPTION },
+      info: {
+        title: 'Vouch verification API',
+        version: '1.0.0',
+        description: API_DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
       servers: [{ url: config.publicUrl }],
       components: {
         securitySchemes: {

@@ -41,6 +41,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: TAGS,
+        operationId: 'createAddressVerification',
         summary: 'Create an address verification (a field agent visits; a webhook reports completion)',
         description:
           'Needs an account risk level of LOW or higher. Live mode charges the address price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged.',
@@ -60,6 +61,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: TAGS,
+        operationId: 'getAddressVerification',
         summary: 'Fetch an address verification',
         security,
         params: IdParam,
@@ -77,6 +79,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: TAGS,
+        operationId: 'listAddressVerifications',
         summary: 'List address verifications, newest first',
         security,
         querystring: PageQuery,
@@ -95,6 +98,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: TAGS,
+        operationId: 'cancelAddressVerification',
         summary: 'Cancel an address verification in progress',
         description:
           'Refunds the price when no agent visit has started yet. A completed or cancelled verification cannot be cancelled (409).',
@@ -115,6 +119,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupAddressByIdentity',
         summary: "Fetch a person's most recent verified address (address by identity)",
         description:
           'Searches addresses verified for any account in the same mode within maxAddressAge months, for the given id number whose applicant names match. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found.',
@@ -142,6 +147,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     {
       schema: {
         tags: ['Test helpers'],
+        operationId: 'completeTestAddressVerification',
         summary: 'Test mode: complete an address verification as a field agent would (webhook included)',
         description: `A failed outcome takes a reason (subStatus), one of: ${ADDRESS_FAILURE_REASONS.join(', ')}. Live secrets get 404.`,
         security,

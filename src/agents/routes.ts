@@ -156,7 +156,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
 
   app.get(
     '/v1/agent/me',
-    { schema: { tags: TAGS, summary: 'The signed-in field agent', security, response: { 200: success(AgentView), ...errorsA(401) } } },
+    { schema: { tags: TAGS, operationId: 'getCurrentAgent', summary: 'The signed-in field agent', security, response: { 200: success(AgentView), ...errorsA(401) } } },
     async (request) => {
       const [agent] = await listAgents(db, request.agent.agentId);
       const { credentialHint: _hint, createdAt: _created, ...shown } = agent!;
@@ -169,6 +169,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
     {
       schema: {
         tags: TAGS,
+        operationId: 'listAgentTasks',
         summary: "The agent's open visits (addresses and businesses), oldest assignment first",
         security,
         response: { 200: success(Type.Array(TaskView)), ...errorsA(401) },
@@ -192,6 +193,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
     {
       schema: {
         tags: TAGS,
+        operationId: 'startAgentTask',
         summary: 'Start a visit (from now on a cancellation is not refunded to the customer)',
         security,
         params: TaskParams,
@@ -213,6 +215,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
       bodyLimit: REPORT_LIMIT,
       schema: {
         tags: TAGS,
+        operationId: 'reportAgentTask',
         summary: 'File the visit report: GPS position, photos, neighbour, outcome; completes the verification',
         description: `multipart/form-data. A position more than 50 km outside the state of the place is accepted and flagged for review. Photos: 1 to ${MAX_PHOTOS} files named "photos", JPEG, PNG or WebP, ${MAX_PHOTO_BYTES / 1024 / 1024} MB each.`,
         security,

@@ -46,6 +46,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'createBusinessVerification',
           summary: 'Create a business verification (a field agent visits; a webhook reports completion)',
           description:
             'Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted.',
@@ -76,6 +77,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'getBusinessVerification',
           summary: 'Fetch a business verification',
           security,
           params: IdParam,
@@ -94,6 +96,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'listBusinessVerifications',
           summary: 'List business verifications, newest first',
           security,
           querystring: PageQuery,
@@ -113,6 +116,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'cancelBusinessVerification',
           summary: 'Cancel a business verification in progress',
           description: 'Refunds the price when no agent visit has started yet. A completed or cancelled verification cannot be cancelled (409).',
           security,
@@ -133,6 +137,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
     {
       schema: {
         tags: ['Test helpers'],
+        operationId: 'completeTestBusinessVerification',
         summary: 'Test mode: complete a business verification as a field agent would (webhook included)',
         description: `A failed outcome takes a reason (subStatus), one of: ${BUSINESS_FAILURE_REASONS.join(', ')}. Live secrets get 404.`,
         security,

@@ -40,6 +40,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     {
       schema: {
         tags: TAGS,
+        operationId: 'createEmploymentVerification',
         summary: 'Create an employment verification (addition)',
         description:
           "The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price.",
@@ -63,6 +64,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     {
       schema: {
         tags: TAGS,
+        operationId: 'listEmploymentVerifications',
         summary: 'List employment history verifications, newest first',
         security,
         querystring: PageQuery,
@@ -81,6 +83,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     {
       schema: {
         tags: TAGS,
+        operationId: 'getEmploymentVerification',
         summary: 'Fetch an employment verification (addition)',
         security,
         params: IdParam,
@@ -98,6 +101,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     {
       schema: {
         tags: TAGS,
+        operationId: 'cancelEmploymentVerification',
         summary: 'Cancel an employment verification the employer has not answered (addition)',
         description: 'Refunds the price. A completed or cancelled verification answers 409.',
         security,
@@ -116,6 +120,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     {
       schema: {
         tags: ['Test helpers'],
+        operationId: 'completeTestEmploymentVerification',
         summary: 'Complete an employment verification as the employer would (test secret only)',
         description: 'verified: the employer confirms the claim; failed: the employer declines. Sends the same webhook. With a live secret: 404.',
         security,

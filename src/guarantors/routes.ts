@@ -68,6 +68,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'createGuarantorVerification',
           summary: 'Create a guarantor verification',
           description:
             'The guarantor receives a link (email, or the outbox) to accept or decline and to confirm their identity with an ID of an accepted type. ' +
@@ -95,6 +96,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'listGuarantorVerifications',
           summary: 'List guarantor verifications, newest first (addition)',
           security,
           querystring: PageQuery,
@@ -114,6 +116,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'getGuarantorVerification',
           summary: 'Fetch a guarantor verification (addition)',
           security,
           params: IdParam,
@@ -132,6 +135,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
         schema: {
           hide,
           tags: TAGS,
+          operationId: 'cancelGuarantorVerification',
           summary: 'Cancel a guarantor verification in progress (addition)',
           description: 'Refunds the price while the guarantor has not answered. A completed or cancelled verification answers 409.',
           security,
@@ -151,6 +155,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
     {
       schema: {
         tags: ['Test helpers'],
+        operationId: 'completeTestGuarantorVerification',
         summary: 'Complete a guarantor verification as the guarantor would (test secret only)',
         description:
           'verified: the guarantor accepts with a matching ID (and, with verifyAddress, the address is verified); failed: the guarantor declines. ' +

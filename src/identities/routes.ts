@@ -76,6 +76,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupBvn',
         summary: 'Fetch and match a BVN record (basic or premium payload)',
         security,
         params: S.RefParam,
@@ -106,6 +107,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'matchBvn',
         summary: 'Match applicant details against a BVN record (six booleans)',
         security,
         params: S.RefParam,
@@ -142,6 +144,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupNin',
         summary: 'Fetch and match a NIN record',
         security,
         params: S.RefParam,
@@ -170,6 +173,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupNinByPhone',
         summary: 'Fetch and match the NIN record registered with a phone number',
         security,
         params: S.RefParam,
@@ -198,6 +202,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupVirtualNin',
         summary: 'Fetch and match a record by virtual NIN',
         security,
         params: S.VninParam,
@@ -226,6 +231,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupDriversLicense',
         summary: 'Fetch and match a drivers license record',
         security,
         params: S.RefParam,
@@ -254,6 +260,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupVotersCard',
         summary: 'Fetch a voters card record',
         security,
         params: S.RefParam,
@@ -282,6 +289,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupCompany',
         summary: 'Look up a company, business name or incorporated trustee in the corporate registry',
         security,
         body: S.CacBody,
@@ -312,6 +320,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
     {
       schema: {
         tags: TAGS,
+        operationId: 'lookupTin',
         summary: 'Look up a corporate tax record by TIN',
         security,
         params: S.RefParam,

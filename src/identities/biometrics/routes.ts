@@ -211,6 +211,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     schema: {
       hide,
       tags: ['Identity lookups'],
+      operationId: 'matchBiometrics',
       summary: 'Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)',
       description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
       security: [{ bearer: [] }],

@@ -100,7 +100,16 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
 
   app.post(
     '/auth/sign-out',
-    { schema: { tags, operationId: 'portalSignOut', summary: 'End this session', security: sessionSecurity, response: { 200: Done, ...portalErrors() } } },
+    {
+      schema: {
+        tags,
+        operationId: 'portalSignOut',
+        summary: 'End this session',
+        description: "Succeeds signed in or not. Like every state-changing /api call, one without the web app's Origin is 403.",
+        security: sessionSecurity,
+        response: { 200: Done, ...portalErrors(403) },
+      },
+    },
     async (request, reply) => {
       const session = await sessionOf(db, request);
       if (session) await revokeSession(db, session.person.id, session.sessionId);

@@ -78,7 +78,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End this session */
+        /**
+         * End this session
+         * @description Succeeds signed in or not. Like every state-changing /api call, one without the web app's Origin is 403.
+         */
         post: operations["portalSignOut"];
         delete?: never;
         options?: never;
@@ -1185,6 +1188,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
                     };
                 };
             };
