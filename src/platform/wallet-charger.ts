@@ -63,59 +63,22 @@ export class WalletCharger {
   }
 }
 
-interface WalletRow {
-  balance: number;
-  prices: Record<string, number>;
-  ledger_ids: number[];
-}
-
-/** Charges a batch of one organization's live work in one transaction of four round trips. */
+/**
+ * Charges a batch of one organization's live work in one statement (migration 0014's
+ * `vouch_charge_batch`): the wallet row is locked only while that statement runs.
+ */
 async function chargeBatch(db: Kysely<DB>, orgId: string, batch: PendingCharge[]): Promise<UsageResult[]> {
-  const types = [...new Set(batch.map((pending) => pending.input.billable.type))];
-  return db.transaction().execute(async (trx) => {
-    // Lock the wallet, read the price overrides, and reserve ledger ids for the rows below.
-    const { rows } = await sql<WalletRow>`
-      select o.balance,
-        (select coalesce(jsonb_object_agg(p.type, p.amount), '{}'::jsonb) from prices p where p.type = any(${types})) as prices,
-        array(select nextval('ledger_entries_id_seq') from generate_series(1, ${batch.length}::int)) as ledger_ids
-      from organizations o where o.id = ${orgId}
-      for update of o`.execute(trx);
-    const wallet = rows[0];
-    if (!wallet) throw new Error(`no organization ${orgId}`);
-
-    let balance = wallet.balance;
-    const ledger: { id: number; amount: number; balanceAfter: number; description: string }[] = [];
-    const usage = batch.map((pending, i) => {
-      const { billable, subject } = pending.input;
-      const source = pending.input.source ?? null;
-      const latencyMs = pending.input.latencyMs ?? null;
-      const price = Number(wallet.prices[billable.type] ?? billable.defaultPrice);
-      if (price > balance) return { type: billable.type, subject, source, latencyMs, outcome: 'insufficient_funds', price: 0, ledgerId: null };
-      balance -= price;
-      const id = Number(wallet.ledger_ids[i]);
-      ledger.push({ id, amount: -price, balanceAfter: balance, description: `${billable.type} ${subject}` });
-      return { type: billable.type, subject, source, latencyMs, outcome: pending.outcome, price, ledgerId: id as number | null };
-    });
-
-    const ledgerValues = ledger.length
-      ? sql.join(ledger.map((row) => sql`(${row.id}::bigint, ${orgId}::uuid, 'charge', ${row.amount}::bigint, ${row.balanceAfter}::bigint, ${row.description})`))
-      : null;
-    const usageValues = sql.join(
-      usage.map((row) => sql`(${orgId}::uuid, 'live', ${row.type}, ${row.subject}, ${row.outcome}, ${row.price}::bigint, ${row.ledgerId}::bigint, ${row.source}::text, ${row.latencyMs}::int)`),
-    );
-    const { rows: inserted } = ledgerValues
-      ? await sql<{ id: number }>`
-          with debit as (
-            update organizations set balance = ${balance}::bigint where id = ${orgId}
-          ), entries as (
-            insert into ledger_entries (id, org_id, kind, amount, balance_after, description) values ${ledgerValues}
-          )
-          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id, source, latency_ms) values ${usageValues}
-          returning id`.execute(trx)
-      : await sql<{ id: number }>`
-          insert into usage_events (org_id, mode, type, subject, outcome, price, ledger_entry_id, source, latency_ms) values ${usageValues}
-          returning id`.execute(trx);
-    // Multi-row VALUES are inserted, and returned, in order.
-    return usage.map((row, i) => ({ usageId: inserted[i]!.id, paid: row.outcome !== 'insufficient_funds', price: row.price }));
-  });
+  const column = <T>(pick: (input: UsageInput, pending: PendingCharge) => T): T[] => batch.map((pending) => pick(pending.input, pending));
+  const { rows } = await sql<{ usage_id: string | number; paid: boolean; price: string | number }>`
+    select usage_id, paid, price from vouch_charge_batch(
+      ${orgId}::uuid,
+      ${column((input) => input.billable.type)}::text[],
+      ${column((input) => input.billable.defaultPrice)}::bigint[],
+      ${column((input) => input.subject)}::text[],
+      ${column((input) => input.source ?? null)}::text[],
+      ${column((input) => (input.latencyMs === undefined ? null : input.latencyMs))}::integer[],
+      ${column((_, pending) => pending.outcome)}::text[]
+    )`.execute(db);
+  if (rows.length !== batch.length) throw new Error(`charged ${rows.length} of ${batch.length} for ${orgId}`);
+  return rows.map((row) => ({ usageId: Number(row.usage_id), paid: row.paid, price: Number(row.price) }));
 }
