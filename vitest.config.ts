@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -10,6 +11,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A worker runs its files one after another in one process and keeps the modules it loaded
+    // (and its embedded database, test/helpers/database.ts): loading the app's modules again for
+    // every file cost more CPU than most files' tests. Files keep their state to themselves: each
+    // builds its own app and organizations, and module-level caches are keyed by secret or id.
+    isolate: false,
+    sequence: { sequencer: SlowFirstSequencer },
     // Most files wait on sockets, child processes and Chromium: two at a time even on two cores.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
   },

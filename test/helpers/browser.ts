@@ -6,9 +6,22 @@ import { buildTestContext, type TestContext, type TestContextOptions } from './a
 /** Debian's Chromium; CI installs it (`apt-get install -y chromium`). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install it with apt-get install -y chromium`);
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+/**
+ * One Chromium per test worker, shared by the worker's files one after another (isolate: false):
+ * starting it costs seconds; each file still gets browser contexts of its own (own cookies and
+ * storage), which it closes. Playwright ends the browser when the worker process exits.
+ */
+let shared: Promise<Browser> | undefined;
+
+export function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) return Promise.reject(new Error(`Chromium is missing at ${CHROMIUM}: install it with apt-get install -y chromium`));
+  const launching = shared?.then((browser) => (browser.isConnected() ? browser : undefined));
+  shared = (launching ?? Promise.resolve(undefined)).then(
+    (browser) => browser ?? chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] }),
+  );
+  // A failed launch is not kept: the next file tries again.
+  shared.catch(() => (shared = undefined));
+  return shared;
 }
 
 export interface WebContext extends TestContext {
@@ -21,7 +34,7 @@ export interface WebContext extends TestContext {
 
 /**
  * The app on a real socket with its public URL set to that address (mailed links and the CSRF
- * check agree with the browser), plus one Chromium for the file.
+ * check agree with the browser), and the worker's Chromium; `close` closes the file's contexts.
  */
 export async function buildWebContext(options: TestContextOptions = {}): Promise<WebContext> {
   const reserved = await portProbe();
@@ -29,6 +42,7 @@ export async function buildWebContext(options: TestContextOptions = {}): Promise
   const ctx = await buildTestContext({ ...options, config: { publicUrl: baseUrl, ...options.config } });
   await ctx.app.listen({ port: reserved, host: '127.0.0.1' });
   const browser = await launchBrowser();
+  const contexts = new Set<BrowserContext>();
   return {
     ...ctx,
     baseUrl,
@@ -41,10 +55,12 @@ export async function buildWebContext(options: TestContextOptions = {}): Promise
         isMobile: phone,
         hasTouch: phone,
       });
+      contexts.add(context);
+      context.once('close', () => contexts.delete(context));
       return { context, page: await context.newPage() };
     },
     close: async () => {
-      await browser.close();
+      await Promise.all([...contexts].map((context) => context.close()));
       await ctx.close();
     },
   };

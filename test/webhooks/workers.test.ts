@@ -32,11 +32,13 @@ describe('several workers on one database', () => {
     for (let i = 0; i < EVENTS; i += 100) {
       ids.push(...(await Promise.all(Array.from({ length: 100 }, (_, j) => enqueueEvent(ctx.database.db, { orgId: org.id, mode: 'live', type: 'address.completed', data: { n: i + j } })))));
     }
-    // Small batches and short leases make the workers race for the same rows over and over.
+    // Small batches make the workers race for the same rows over and over. The leases are long: a
+    // lease that runs out hands its delivery to another worker by design (at least once), and on a
+    // busy machine one worker's event loop can stall for longer than the helper's 5 s.
     const workers = await Promise.all([
-      startTestWorker(ctx.database, { concurrency: 8 }),
-      startTestWorker(second, { concurrency: 8 }),
-      startTestWorker(second, { concurrency: 4 }),
+      startTestWorker(ctx.database, { concurrency: 8, leaseMs: 60_000 }),
+      startTestWorker(second, { concurrency: 8, leaseMs: 60_000 }),
+      startTestWorker(second, { concurrency: 4, leaseMs: 60_000 }),
     ]);
     try {
       await receiver.waitForCount(EVENTS, 90_000);
@@ -59,7 +61,7 @@ describe('several workers on one database', () => {
     receiver.failNext(60, 503);
     const ids = await Promise.all(Array.from({ length: 300 }, (_, n) => enqueueEvent(ctx.database.db, { orgId: org.id, mode: 'live', type: 'address.completed', data: { n } })));
     // Short cool-downs and retries; a probe that fails is retried soon, so allow it many attempts.
-    const settings = { concurrency: 8, breakerThreshold: 3, breakerCooldownMs: 300, retrySchedule: Array.from({ length: 60 }, () => 20) };
+    const settings = { concurrency: 8, leaseMs: 60_000, breakerThreshold: 3, breakerCooldownMs: 300, retrySchedule: Array.from({ length: 60 }, () => 20) };
     const workers = await Promise.all([startTestWorker(ctx.database, settings), startTestWorker(second, settings), startTestWorker(second, settings)]);
     try {
       await receiver.waitForCount(300, 90_000, (r) => r.answeredWith === 204);
