@@ -13,6 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { DB } from '../src/platform/db/schema.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -29,7 +30,7 @@ const EXTERNAL = [
   'nodemailer',
 ];
 
-/** Builds into `outdir` (emptied first): OUTDIR/main.js is the CLI, OUTDIR/migrations its SQL. */
+/** Builds into `outdir` (emptied first): OUTDIR/main.js is the CLI, OUTDIR/migrations its SQL, and the embedded database's template. */
 export async function buildServer(outdir: string): Promise<void> {
   await fs.rm(outdir, { recursive: true, force: true });
   await build({
@@ -52,6 +53,30 @@ export async function buildServer(outdir: string): Promise<void> {
     logLevel: 'warning',
   });
   await fs.cp(path.join(ROOT, 'src/platform/db/migrations'), path.join(outdir, 'migrations'), { recursive: true });
+  await writeEmbeddedTemplate(outdir);
+}
+
+/**
+ * OUTDIR/pglite-template.tar.gz: an embedded database with every migration applied, which the
+ * first start on a new data folder loads instead of running PGlite's initdb and the migrations
+ * (src/platform/db/open.ts): about 0.8 s instead of 4.
+ */
+async function writeEmbeddedTemplate(outdir: string): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { Kysely } = await import('kysely');
+  const { PGliteDialect } = await import('../src/platform/db/pglite-dialect.js');
+  const { listMigrations, migrate } = await import('../src/platform/db/migrate.js');
+  const { PGLITE_TEMPLATE } = await import('../src/platform/db/open.js');
+  const pglite = await PGlite.create('memory://');
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  try {
+    await migrate(db, listMigrations(path.join(outdir, 'migrations')));
+    const dump = await pglite.dumpDataDir('gzip');
+    await fs.writeFile(path.join(outdir, PGLITE_TEMPLATE), Buffer.from(await dump.arrayBuffer()));
+  } finally {
+    await db.destroy();
+    await pglite.close();
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

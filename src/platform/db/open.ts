@@ -1,7 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../../config.js';
 import { openDatabase, type Database } from './database.js';
+
+/**
+ * The build's embedded database with every migration applied (scripts/build-server.ts), beside
+ * the bundle as the migrations are. A new data folder starts from it instead of PGlite's initdb
+ * and the migrations (about 0.8 s instead of 4); run from the sources, there is none, and the
+ * folder is created the long way. Migrations added since the build still run at start.
+ */
+export const PGLITE_TEMPLATE = 'pglite-template.tar.gz';
+
+function migratedTemplate(): Blob | undefined {
+  const file = fileURLToPath(new URL(`./${PGLITE_TEMPLATE}`, import.meta.url));
+  return fs.existsSync(file) ? new Blob([fs.readFileSync(file)]) : undefined;
+}
 
 /** Raised when the database cannot be opened for a reason a person can act on. */
 export class DatabaseUnavailableError extends Error {
@@ -53,7 +67,9 @@ export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' 
   }
   const unlock = lockDataDir(config.dataDir);
   try {
-    const database = await openDatabase({ dataDir: path.join(config.dataDir, 'pglite') });
+    const dataDir = path.join(config.dataDir, 'pglite');
+    const loadDataDir = fs.existsSync(dataDir) ? undefined : migratedTemplate();
+    const database = await openDatabase({ dataDir, ...(loadDataDir ? { loadDataDir } : {}) });
     return {
       ...database,
       close: async () => {
