@@ -2,12 +2,15 @@
  * The upstream of the `upstreams` benchmark: a provider that speaks the verification API (the
  * `verifyme` kind) and answers every BVN premium lookup after UPSTREAM_DELAY_MS (300 ms by
  * default), as a slow national registry behind an aggregator would. With UPSTREAM_HANG=1 it
- * accepts lookups and never answers them (the "hanging primary"). `/ready` answers at once.
+ * accepts lookups and never answers them (the "hanging primary"), and so after a SIGUSR2. `/ready`
+ * answers at once.
  */
 import http from 'node:http';
 
 const delayMs = Number(process.env.UPSTREAM_DELAY_MS ?? 300);
-const hang = process.env.UPSTREAM_HANG === '1';
+let hang = process.env.UPSTREAM_HANG === '1';
+// SIGUSR2: from now on, accept lookups and never answer them (a primary that starts hanging).
+process.on('SIGUSR2', () => (hang = true));
 
 function record(bvn: string) {
   return {
