@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { registerAgentCommands } from './agents/cli.js';
+import { registerOperatorCommands } from './console/cli.js';
 import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ApiError } from './platform/errors.js';
@@ -205,6 +206,7 @@ export function buildCli(): Command {
   registerAccessCommands(program);
   registerFundingCommands(program);
   registerUpstreamCommands(program);
+  registerOperatorCommands(program);
 
   return program;
 }

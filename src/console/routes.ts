@@ -1,0 +1,110 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { isUuid } from '../accounts/service.js';
+import { ApiError } from '../platform/errors.js';
+import { AccessRequests, MAX_REASON_LENGTH, type AccessRequestStatus } from '../portal/access/service.js';
+import { requireSession } from '../portal/guard.js';
+import type { AreaOptions } from '../portal/plugin.js';
+import { portalErrors, sessionSecurity } from '../portal/schemas.js';
+import { operatorActor, requireOperator } from './guard.js';
+
+export const CONSOLE_TAG = 'Console';
+
+const RiskLevel = Type.Union([Type.Literal('NONE'), Type.Literal('LOW'), Type.Literal('MEDIUM'), Type.Literal('HIGH')]);
+const PayloadType = Type.Union([Type.Literal('FULL'), Type.Literal('HALF')]);
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('declined')]);
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const AccessRequestEntry = Type.Object({
+  id: Type.String(),
+  orgId: Type.String(),
+  orgName: Type.String(),
+  status: Status,
+  riskLevel: RiskLevel,
+  payloadType: PayloadType,
+  useCase: Nullable(Type.String()),
+  decidedRiskLevel: Nullable(RiskLevel),
+  decidedPayloadType: Nullable(PayloadType),
+  declineReason: Nullable(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  decidedAt: Nullable(Type.String({ format: 'date-time' })),
+});
+
+const OrgParams = Type.Object({ orgId: Type.String({ description: 'Organization id' }) });
+
+/** The operator console's JSON API under `/api/console`: operators only (session cookie), errors in style A. */
+export async function consoleRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const requests = new AccessRequests(db, { mail, publicUrl: config.publicUrl });
+  app.addHook('onClose', () => requests.flush());
+  // Who may call is answered before the input is judged.
+  const operatorsOnly = [requireSession(db), requireOperator];
+  const orgIdOf = (orgId: string) => {
+    if (!isUuid(orgId)) throw new ApiError('NOT_FOUND_ERROR', `no organization with id ${orgId}`);
+    return orgId;
+  };
+
+  app.get(
+    '/console/access-requests',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleListAccessRequests',
+        summary: 'Requests for live API access from every organization, newest first',
+        security: sessionSecurity,
+        querystring: Type.Object({
+          status: Type.Optional(Status),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(AccessRequestEntry) }), ...portalErrors(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { status, limit = 50 } = request.query as { status?: AccessRequestStatus; limit?: number };
+      return { data: await requests.listAll({ status, limit }) };
+    },
+  );
+
+  app.post(
+    '/console/access-requests/:orgId/approve',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleApproveAccess',
+        summary: "Enable an organization's live API access with a risk level and payload type (as asked, or changed), approving its pending request",
+        description: 'The customer sees the outcome in the portal and gets a mail; the audit log names the operator.',
+        security: sessionSecurity,
+        params: OrgParams,
+        body: Type.Object({ riskLevel: RiskLevel, payloadType: PayloadType }),
+        response: { 200: Type.Object({ ok: Type.Literal(true), requestId: Nullable(Type.String()) }), ...portalErrors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const requestId = await requests.approve(orgIdOf(request.params.orgId), request.body, operatorActor(request));
+      return { ok: true as const, requestId: requestId ?? null };
+    },
+  );
+
+  app.post(
+    '/console/access-requests/:orgId/decline',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleDeclineAccess',
+        summary: "Decline an organization's pending access request with a reason the customer sees",
+        security: sessionSecurity,
+        params: OrgParams,
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: MAX_REASON_LENGTH }) }),
+        response: { 200: Type.Object({ ok: Type.Literal(true), requestId: Type.String() }), ...portalErrors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const requestId = await requests.decline(orgIdOf(request.params.orgId), request.body.reason, operatorActor(request));
+      return { ok: true as const, requestId };
+    },
+  );
+}
