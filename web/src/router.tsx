@@ -1,4 +1,5 @@
-import { createRootRoute, createRoute, createRouter, Outlet } from '@tanstack/react-router';
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
+import { consoleRoutes } from './console/routes';
 import { EmptyState } from './components/states';
 import { accountRoutes } from './portal/account/routes';
 import { authRoutes } from './portal/auth/routes';
@@ -23,8 +24,12 @@ const rootRoute = createRootRoute({
 
 export const portalRoute = createRoute({ getParentRoute: () => rootRoute, id: 'portal', component: PortalLayout });
 
+/** The operator console at /console: its own frame, loaded only by those who open it. */
+const consoleRoute = createRoute({ getParentRoute: () => rootRoute, path: '/console', component: lazyRouteComponent(() => import('./console/layout'), 'ConsoleLayout') });
+
 const routeTree = rootRoute.addChildren([
   ...authRoutes(rootRoute),
+  consoleRoute.addChildren(consoleRoutes(consoleRoute)),
   portalRoute.addChildren([
     ...developerRoutes(portalRoute),
     ...verificationRoutes(portalRoute),

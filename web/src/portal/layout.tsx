@@ -69,12 +69,27 @@ function Shell() {
             <Outlet />
           </>
         ) : (
-          <EmptyState title="You are not in an organization">
-            Ask an owner or admin of your company's Vouch organization to invite you, then open the link in their email.
-          </EmptyState>
+          <NoOrganization />
         )}
       </AppShell.Main>
     </AppShell>
+  );
+}
+
+/** A person in no organization: an operator is pointed to the console, anyone else to an invitation. */
+function NoOrganization() {
+  const me = useMe();
+  if (me.data?.person.operator) {
+    return (
+      <EmptyState title="You are an operator" action={<Button component={Link} to="/console">Open the operator console</Button>}>
+        Your account runs this Vouch service rather than belonging to a customer's organization.
+      </EmptyState>
+    );
+  }
+  return (
+    <EmptyState title="You are not in an organization">
+      Ask an owner or admin of your company's Vouch organization to invite you, then open the link in their email.
+    </EmptyState>
   );
 }
 

@@ -1,0 +1,125 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOperator } from '../../src/console/operators.js';
+import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
+import { portal, portalOrg } from '../helpers/portal.js';
+
+/**
+ * The operator console as an operator uses it: made by `vouch operator create`, they set a password
+ * through the one-time link, sign in, find a customer's pending access request, change the risk
+ * level and approve it, and the customer's live secret starts working; a customer who opens
+ * /console is told it is not for them. With VOUCH_SCREENSHOTS=1, screenshots: docs/images/console-*.
+ */
+let web: WebContext;
+
+beforeAll(async () => {
+  web = await buildWebContext();
+}, 90_000);
+afterAll(async () => {
+  await web?.close();
+});
+
+const seen = (page: Page, text: string | RegExp) => () => page.getByText(text).first().isVisible();
+
+async function choose(page: Page, label: string, option: RegExp): Promise<void> {
+  await page.getByRole('dialog').getByLabel(label, { exact: true }).click();
+  await page.getByRole('option', { name: option }).click();
+}
+
+/** A state-changing /api call as the web app at this server's address sends it. */
+function post(url: string, payload: object) {
+  return web.app.inject({ method: 'POST', url, headers: { origin: web.baseUrl, 'content-type': 'application/json' }, payload, remoteAddress: '127.0.0.9' });
+}
+
+async function liveStatus(secret: string): Promise<number> {
+  return (await fetch(`${web.baseUrl}/v1/verifications/identities/tin/23456789-0001`, { headers: { authorization: `Bearer ${secret}` } })).status;
+}
+
+describe('the operator console', () => {
+  it('an operator sets a password from the link, signs in, and approves a request with a changed risk level; the live secret starts working', { timeout: 120_000 }, async () => {
+    const { org, owner } = await portalOrg(web.database.db, { enabled: false });
+    const asked = await web.app.inject({
+      method: 'POST',
+      url: `/api/orgs/${org.id}/access-requests`,
+      headers: { origin: web.baseUrl, cookie: owner.cookie, 'content-type': 'application/json' },
+      payload: { riskLevel: 'LOW', payloadType: 'FULL', useCase: 'Salary advance onboarding' },
+    });
+    expect(asked.statusCode).toBe(201);
+    expect(await liveStatus(org.liveSecret)).toBe(403);
+
+    const email = `ops-${Date.now()}@vouch.example`;
+    const created = await createOperator(web.database.db, { email, name: 'Ada Ops' }, web.baseUrl);
+    const { page } = await web.newPage();
+    const errors = watchErrors(page);
+
+    await page.goto(new URL(created.signInLink).pathname + new URL(created.signInLink).search);
+    await page.getByLabel('New password').fill('operator password 1');
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await expect.poll(seen(page, 'Password changed'), { timeout: 15_000 }).toBe(true);
+
+    await page.goto('/console');
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toContain('/login');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel(/^Password/).fill('operator password 1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(seen(page, 'Vouch console'), { timeout: 15_000 }).toBe(true);
+    await expect.poll(seen(page, org.name), { timeout: 15_000 }).toBe(true);
+    expect(await page.getByRole('table', { name: 'Access requests' }).getByText('LOW · FULL').first().isVisible()).toBe(true);
+    await screenshot(page, 'console-access-requests');
+
+    await page.getByRole('button', { name: `Review the request of ${org.name}` }).click();
+    await expect.poll(seen(page, 'Salary advance onboarding'), { timeout: 10_000 }).toBe(true);
+    await choose(page, 'Risk level', /^MEDIUM/);
+    await screenshot(page, 'console-review');
+    await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(seen(page, `${org.name} can now use the live API (MEDIUM · FULL)`), { timeout: 15_000 }).toBe(true);
+    await expect.poll(seen(page, 'No requests waiting'), { timeout: 15_000 }).toBe(true);
+
+    expect(await liveStatus(org.liveSecret)).not.toBe(403);
+    const access = (await portal(web.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/access` })).json();
+    expect(access).toMatchObject({ enabled: true, riskLevel: 'MEDIUM', payloadType: 'FULL' });
+    const audit = await web.database.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', '=', 'access.approved').executeTakeFirstOrThrow();
+    expect(audit).toMatchObject({ actor_kind: 'operator', actor_id: created.id });
+
+    await page.getByText('Approved', { exact: true }).click();
+    await expect.poll(seen(page, 'Approved MEDIUM · FULL'), { timeout: 15_000 }).toBe(true);
+    // Opening /console signed out answers 401 (then the sign-in page): the browser notes it; nothing else.
+    expect(errors.filter((e) => !/Failed to load resource: the server responded with a status of 401/.test(e))).toEqual([]);
+  });
+
+  it('tells a customer who opens /console that it is not for them, and asks for a reason before declining', { timeout: 120_000 }, async () => {
+    const { org, owner } = await portalOrg(web.database.db, { enabled: false });
+    const [name, value] = owner.cookie.split('=') as [string, string];
+    const customer = await web.newPage({ phone: true });
+    await customer.context.addCookies([{ name, value, url: web.baseUrl }]);
+    await customer.page.goto('/console');
+    await expect.poll(seen(customer.page, 'This is the operator console'), { timeout: 15_000 }).toBe(true);
+    expect(await customer.page.getByRole('button', { name: /Review/ }).count()).toBe(0);
+
+    await web.app.inject({
+      method: 'POST',
+      url: `/api/orgs/${org.id}/access-requests`,
+      headers: { origin: web.baseUrl, cookie: owner.cookie, 'content-type': 'application/json' },
+      payload: { riskLevel: 'HIGH', payloadType: 'HALF' },
+    });
+    const email = `ops-decline-${Date.now()}@vouch.example`;
+    const created = await createOperator(web.database.db, { email }, web.baseUrl);
+    const token = new URL(created.signInLink).searchParams.get('token')!;
+    expect((await post('/api/auth/reset-password', { token, password: 'operator password 2' })).statusCode).toBe(200);
+    const signIn = await post('/api/auth/sign-in', { email, password: 'operator password 2' });
+    expect(signIn.statusCode).toBe(200);
+    const session = signIn.cookies.find((c) => c.name === name)!;
+    const operator = await web.newPage({ phone: true });
+    await operator.context.addCookies([{ name, value: session.value, url: web.baseUrl }]);
+    await operator.page.goto('/console');
+    await operator.page.getByRole('button', { name: `Review the request of ${org.name}` }).click();
+    const dialog = operator.page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Decline' }).click();
+    await expect.poll(seen(operator.page, /Say why, for the customer/), { timeout: 10_000 }).toBe(true);
+    await dialog.getByLabel('Reason for the customer').fill('Send your CBN licence to ops@vouch.example first');
+    await dialog.getByRole('button', { name: 'Decline' }).click();
+    await expect.poll(seen(operator.page, `Declined the request of ${org.name}`), { timeout: 15_000 }).toBe(true);
+    const access = (await portal(web.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/access` })).json();
+    expect(access.requests[0]).toMatchObject({ status: 'declined', declineReason: 'Send your CBN licence to ops@vouch.example first' });
+  });
+});

@@ -1,0 +1,6 @@
+import type { AnyRoute } from '@tanstack/react-router';
+import { lazyPage } from '../lazy-page';
+
+export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
+  return [lazyPage(parent, '/', () => import('./AccessRequestsPage'), 'AccessRequestsPage')];
+}
