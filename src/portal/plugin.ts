@@ -10,6 +10,7 @@ import type { IdentityLookups } from '../identities/lookups.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { Respondents } from '../respondents/service.js';
+import { consoleFundingRoutes } from '../console/funding-routes.js';
 import { consoleRoutes } from '../console/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -134,7 +135,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes]) {
     await app.register(area, areaOptions);
   }
 }

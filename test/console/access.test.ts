@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator, OperatorInputError } from '../../src/console/operators.js';
 import { listMail } from '../../src/portal/mail.js';
-import { SESSION_COOKIE } from '../../src/portal/sessions.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
-import { portal, portalOrg, portalUser, type PortalUser } from '../helpers/portal.js';
+import { operatorUser, portal, portalOrg, portalUser, type PortalUser } from '../helpers/portal.js';
 
 const PUBLIC_URL = 'http://127.0.0.1:8080';
 let ctx: TestContext;
@@ -11,21 +10,9 @@ let operator: PortalUser;
 
 beforeAll(async () => {
   ctx = await buildTestContext();
-  operator = await signedInOperator(`ops-${Date.now()}@vouch.example`);
+  operator = await operatorUser(ctx.app, ctx.database.db);
 });
 afterAll(() => ctx.close());
-
-/** An operator made as `vouch operator create` makes one, who sets a password through the link and signs in. */
-async function signedInOperator(email: string): Promise<PortalUser> {
-  const created = await createOperator(ctx.database.db, { email, name: 'Ada Ops' }, PUBLIC_URL);
-  const token = new URL(created.signInLink).searchParams.get('token')!;
-  const password = 'operator password 1';
-  expect((await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/reset-password', payload: { token, password } })).statusCode).toBe(200);
-  const signIn = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-in', payload: { email, password } });
-  expect(signIn.statusCode).toBe(200);
-  const cookie = signIn.cookies.find((c) => c.name === SESSION_COOKIE)!;
-  return { personId: created.id, email, password, cookie: `${SESSION_COOKIE}=${cookie.value}` };
-}
 
 const pending = async (user: PortalUser | undefined) => portal(ctx.app, user, { method: 'GET', url: '/api/console/access-requests?status=pending' });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import { AccountsService, type CreatedOrganization } from '../../src/accounts/service.js';
+import { createOperator } from '../../src/console/operators.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { insertPerson } from '../../src/portal/people.js';
 import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
@@ -58,4 +59,23 @@ export function portal(app: FastifyInstance, user: Pick<PortalUser, 'cookie'> | 
   // Each call from its own address, as many customers would: the per-IP sign-in limit counts per test.
   const remoteAddress = request.remoteAddress ?? `127.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
   return app.inject({ ...request, headers, remoteAddress });
+}
+
+/**
+ * An operator made as `vouch operator create` makes one, who sets a password through the link
+ * and signs in through the portal API (the session cookie of that sign-in). `origin`: the app's
+ * public URL when it is not the helpers' default (a browser test's server).
+ */
+export async function operatorUser(app: FastifyInstance, db: Kysely<DB>, { origin = ORIGIN } = {}): Promise<PortalUser> {
+  const email = `ops-${++counter}-${Date.now()}@vouch.example`;
+  const created = await createOperator(db, { email, name: 'Ada Ops' }, origin);
+  const token = new URL(created.signInLink).searchParams.get('token')!;
+  const password = 'operator password 1';
+  const headers = { origin };
+  const reset = await portal(app, undefined, { method: 'POST', url: '/api/auth/reset-password', headers, payload: { token, password } });
+  if (reset.statusCode !== 200) throw new Error(`reset-password answered ${reset.statusCode}: ${reset.body}`);
+  const signIn = await portal(app, undefined, { method: 'POST', url: '/api/auth/sign-in', headers, payload: { email, password } });
+  const cookie = signIn.cookies.find((c) => c.name === SESSION_COOKIE);
+  if (!cookie) throw new Error(`sign-in answered ${signIn.statusCode}: ${signIn.body}`);
+  return { personId: created.id, email, password, cookie: `${SESSION_COOKIE}=${cookie.value}` };
 }

@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/console/operators.js';
+import { Funding } from '../../src/portal/billing/service.js';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
-import { portal, portalOrg } from '../helpers/portal.js';
+import { operatorUser, portal, portalOrg } from '../helpers/portal.js';
 
 /**
  * The operator console as an operator uses it: made by `vouch operator create`, they set a password
@@ -121,5 +122,40 @@ describe('the operator console', () => {
     await expect.poll(seen(operator.page, `Declined the request of ${org.name}`), { timeout: 15_000 }).toBe(true);
     const access = (await portal(web.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/access` })).json();
     expect(access.requests[0]).toMatchObject({ status: 'declined', declineReason: 'Send your CBN licence to ops@vouch.example first' });
+  });
+
+  it('an operator confirms an announced transfer and the balance moves; a rejection needs a reason', { timeout: 120_000 }, async () => {
+    const { org, owner } = await portalOrg(web.database.db, { fund: 0 });
+    const funding = new Funding(web.database.db);
+    const arrived = await funding.request(org.id, { amount: 5_000_000, reference: 'ACME MARCH' }, { kind: 'member', personId: owner.personId });
+    const bogus = await funding.request(org.id, { amount: 100_000, reference: 'ACME TYPO' }, { kind: 'member', personId: owner.personId });
+    const operator = await operatorUser(web.app, web.database.db, { origin: web.baseUrl });
+    const [name, value] = operator.cookie.split('=') as [string, string];
+    const { context, page } = await web.newPage();
+    await context.addCookies([{ name, value, url: web.baseUrl }]);
+    const errors = watchErrors(page);
+
+    await page.goto('/console');
+    await page.getByRole('link', { name: 'Fundings' }).click();
+    await expect.poll(seen(page, 'ACME MARCH'), { timeout: 15_000 }).toBe(true);
+    await screenshot(page, 'console-fundings');
+    await page.getByRole('button', { name: `Confirm ACME MARCH of ${org.name}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: /^Credit ₦50,000/ }).click();
+    await expect.poll(seen(page, `Credited ₦50,000.00 to ${org.name}`), { timeout: 15_000 }).toBe(true);
+    const billing = async () => (await portal(web.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/billing` })).json();
+    expect((await billing()).balance).toBe(5_000_000);
+
+    await page.getByRole('button', { name: `Reject ACME TYPO of ${org.name}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(seen(page, /Say why, for the customer/), { timeout: 10_000 }).toBe(true);
+    await dialog.getByLabel('Reason for the customer').fill('No transfer with this reference reached our account');
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(seen(page, `Rejected ACME TYPO of ${org.name}`), { timeout: 15_000 }).toBe(true);
+    await expect.poll(seen(page, 'No transfers waiting'), { timeout: 15_000 }).toBe(true);
+    expect((await billing()).balance).toBe(5_000_000);
+    expect((await funding.get(org.id, arrived.id)).status).toBe('confirmed');
+    expect((await funding.get(org.id, bogus.id)).status).toBe('rejected');
+    expect(errors).toEqual([]);
   });
 });

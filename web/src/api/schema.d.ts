@@ -888,6 +888,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/funding-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Funding requests (announced bank transfers) of every organization, newest first */
+        get: operations["consoleListFundingRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/funding-requests/{id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The transfer arrived: credit the wallet with the amount, once
+         * @description One transaction: the credit and its ledger row, the request confirmed, the audit row naming the operator. The customer is mailed.
+         */
+        post: operations["consoleConfirmFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/funding-requests/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** No such transfer arrived: reject the request with a reason the customer sees */
+        post: operations["consoleRejectFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6105,6 +6159,342 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListFundingRequests: {
+        parameters: {
+            query?: {
+                status?: "pending" | "confirmed" | "rejected" | "withdrawn";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            orgId: string;
+                            orgName: string;
+                            /** @description Kobo announced */
+                            amount: number;
+                            /** @description The narration to look for on the bank statement */
+                            reference: string;
+                            status: "pending" | "confirmed" | "rejected" | "withdrawn";
+                            reason: string | null;
+                            requestedBy: string | null;
+                            ledgerEntryId: number | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            decidedAt: string | null;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleConfirmFunding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Funding request id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        orgId: string;
+                        orgName: string;
+                        /** @description Kobo announced */
+                        amount: number;
+                        /** @description The narration to look for on the bank statement */
+                        reference: string;
+                        status: "pending" | "confirmed" | "rejected" | "withdrawn";
+                        reason: string | null;
+                        requestedBy: string | null;
+                        ledgerEntryId: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        decidedAt: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleRejectFunding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Funding request id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        orgId: string;
+                        orgName: string;
+                        /** @description Kobo announced */
+                        amount: number;
+                        /** @description The narration to look for on the bank statement */
+                        reference: string;
+                        status: "pending" | "confirmed" | "rejected" | "withdrawn";
+                        reason: string | null;
+                        requestedBy: string | null;
+                        ledgerEntryId: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        decidedAt: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,10 @@ import { api, unwrap } from '../api/client';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { useMe } from '../portal/context';
 
-const NAV = [{ to: '/console', label: 'Access requests' }] as const;
+const NAV = [
+  { to: '/console', label: 'Access requests' },
+  { to: '/console/fundings', label: 'Fundings' },
+] as const;
 
 /** The operator console's frame: operators only (the server refuses everyone else too). */
 export function ConsoleLayout() {
@@ -38,7 +41,7 @@ export function ConsoleLayout() {
       <AppShell.Navbar p="xs" aria-label="Console">
         <AppShell.Section grow component={ScrollArea}>
           {NAV.map((item) => (
-            <NavLink key={item.to} component={Link} to={item.to} label={item.label} active={path === item.to || path === `${item.to}/`} onClick={close} />
+            <NavLink key={item.to} component={Link} to={item.to} activeOptions={{ exact: true }} label={item.label} active={path === item.to || path === `${item.to}/`} onClick={close} />
           ))}
         </AppShell.Section>
       </AppShell.Navbar>

@@ -2,5 +2,8 @@ import type { AnyRoute } from '@tanstack/react-router';
 import { lazyPage } from '../lazy-page';
 
 export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
-  return [lazyPage(parent, '/', () => import('./AccessRequestsPage'), 'AccessRequestsPage')];
+  return [
+    lazyPage(parent, '/', () => import('./AccessRequestsPage'), 'AccessRequestsPage'),
+    lazyPage(parent, '/fundings', () => import('./FundingsPage'), 'FundingsPage'),
+  ];
 }
