@@ -6,8 +6,9 @@ import { ApiError } from '../platform/errors.js';
 import { AccessRequests, MAX_REASON_LENGTH, type AccessRequestStatus } from '../portal/access/service.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
-import { portalErrors, sessionSecurity } from '../portal/schemas.js';
+import { PortalPage, portalErrors, sessionSecurity } from '../portal/schemas.js';
 import { operatorActor, requireOperator } from './guard.js';
+import { disableOrganization, listOrganizations } from './organizations.js';
 
 export const CONSOLE_TAG = 'Console';
 
@@ -32,6 +33,18 @@ const AccessRequestEntry = Type.Object({
 });
 
 const OrgParams = Type.Object({ orgId: Type.String({ description: 'Organization id' }) });
+
+const OrganizationSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  enabled: Type.Boolean({ description: 'Live API access on' }),
+  riskLevel: RiskLevel,
+  payloadType: PayloadType,
+  balance: Type.Integer({ description: 'Wallet, in kobo' }),
+  members: Type.Integer(),
+  createdAt: Type.String({ format: 'date-time' }),
+  lastActivityAt: Nullable(Type.String({ format: 'date-time', description: 'The latest lookup or verification, live or test' })),
+});
 
 /** The operator console's JSON API under `/api/console`: operators only (session cookie), errors in style A. */
 export async function consoleRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
@@ -105,6 +118,51 @@ export async function consoleRoutes(parent: FastifyInstance, { db, config, mail 
     async (request) => {
       const requestId = await requests.decline(orgIdOf(request.params.orgId), request.body.reason, operatorActor(request));
       return { ok: true as const, requestId };
+    },
+  );
+
+  app.get(
+    '/console/organizations',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleListOrganizations',
+        summary: 'Organizations, newest first, searched by name or id',
+        security: sessionSecurity,
+        querystring: Type.Object({
+          q: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the name, or the whole id' })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+        }),
+        response: { 200: PortalPage(OrganizationSummary), ...portalErrors(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { q, limit = 20, offset = 0 } = request.query;
+      const { rows, total } = await listOrganizations(db, { q, limit, offset });
+      return { data: rows, total, limit, offset };
+    },
+  );
+
+  app.post(
+    '/console/organizations/:orgId/disable',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleDisableAccess',
+        summary: "Turn an organization's live API access off, with a reason for the audit log",
+        description: 'Its live secret answers 403 at once here and within 5 seconds on other API processes; test secrets keep working. Approving access turns it on again.',
+        security: sessionSecurity,
+        params: OrgParams,
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 1000 }) }),
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...portalErrors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      await disableOrganization(db, orgIdOf(request.params.orgId), request.body.reason, operatorActor(request));
+      return { ok: true as const };
     },
   );
 }

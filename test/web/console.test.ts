@@ -158,4 +158,37 @@ describe('the operator console', () => {
     expect((await funding.get(org.id, bogus.id)).status).toBe('rejected');
     expect(errors).toEqual([]);
   });
+
+  it('an operator finds an organization by name and turns its live API access off with a reason, then on again', { timeout: 120_000 }, async () => {
+    const { org } = await portalOrg(web.database.db, { fund: 300_000 });
+    await web.database.db.updateTable('organizations').set({ name: 'Kano Kwik Loans' }).where('id', '=', org.id).execute();
+    const operator = await operatorUser(web.app, web.database.db, { origin: web.baseUrl });
+    const [name, value] = operator.cookie.split('=') as [string, string];
+    const { context, page } = await web.newPage({ phone: true });
+    await context.addCookies([{ name, value, url: web.baseUrl }]);
+    const errors = watchErrors(page);
+
+    await page.goto('/console/organizations');
+    await page.getByLabel('Search organizations').fill('kwik');
+    const table = page.getByRole('table', { name: 'Organizations' });
+    await expect.poll(() => table.getByText('Kano Kwik Loans').isVisible(), { timeout: 15_000 }).toBe(true);
+    // The header row and the one match, once the search has settled.
+    await expect.poll(() => table.getByRole('row').count(), { timeout: 15_000 }).toBe(2);
+    expect(await table.getByText('₦3,000.00').isVisible()).toBe(true);
+
+    await page.getByRole('button', { name: 'Turn off live API access of Kano Kwik Loans' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Turn off live access' }).click();
+    await expect.poll(seen(page, 'Say why, for the audit log'), { timeout: 10_000 }).toBe(true);
+    await dialog.getByLabel('Reason').fill('Suspected misuse, per compliance');
+    await dialog.getByRole('button', { name: 'Turn off live access' }).click();
+    await expect.poll(seen(page, 'Live API access of Kano Kwik Loans is off'), { timeout: 15_000 }).toBe(true);
+    expect(await liveStatus(org.liveSecret)).toBe(403);
+
+    await page.getByRole('button', { name: 'Turn on live API access of Kano Kwik Loans' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Turn on live access' }).click();
+    await expect.poll(seen(page, 'Live API access of Kano Kwik Loans is on'), { timeout: 15_000 }).toBe(true);
+    expect(await liveStatus(org.liveSecret)).not.toBe(403);
+    expect(errors).toEqual([]);
+  });
 });

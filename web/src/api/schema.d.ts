@@ -888,6 +888,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Organizations, newest first, searched by name or id */
+        get: operations["consoleListOrganizations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn an organization's live API access off, with a reason for the audit log
+         * @description Its live secret answers 403 at once here and within 5 seconds on other API processes; test secrets keep working. Approving access turns it on again.
+         */
+        post: operations["consoleDisableAccess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/funding-requests": {
         parameters: {
             query?: never;
@@ -6159,6 +6196,221 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListOrganizations: {
+        parameters: {
+            query?: {
+                /** @description Part of the name, or the whole id */
+                q?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            /** @description Live API access on */
+                            enabled: boolean;
+                            riskLevel: "NONE" | "LOW" | "MEDIUM" | "HIGH";
+                            payloadType: "FULL" | "HALF";
+                            /** @description Wallet, in kobo */
+                            balance: number;
+                            members: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            lastActivityAt: string | null;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleDisableAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ import { useMe } from '../portal/context';
 
 const NAV = [
   { to: '/console', label: 'Access requests' },
+  { to: '/console/organizations', label: 'Organizations' },
   { to: '/console/fundings', label: 'Fundings' },
 ] as const;
 

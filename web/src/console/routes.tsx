@@ -4,6 +4,7 @@ import { lazyPage } from '../lazy-page';
 export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
   return [
     lazyPage(parent, '/', () => import('./AccessRequestsPage'), 'AccessRequestsPage'),
+    lazyPage(parent, '/organizations', () => import('./OrganizationsPage'), 'OrganizationsPage'),
     lazyPage(parent, '/fundings', () => import('./FundingsPage'), 'FundingsPage'),
   ];
 }
