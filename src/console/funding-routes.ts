@@ -1,29 +1,20 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { FundingListQuery, FundingStatus } from '../portal/billing/schemas.js';
+import { FundingListQuery, FundingRequest } from '../portal/billing/schemas.js';
 import { Funding } from '../portal/billing/service.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
-import { PortalPage, portalErrors, sessionSecurity } from '../portal/schemas.js';
+import { Nullable, PortalPage, portalErrors, sessionSecurity } from '../portal/schemas.js';
 import { operatorActor, requireOperator } from './guard.js';
 import { CONSOLE_TAG } from './routes.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-
 /** A funding request as operators see it: with its organization and the ledger row of its credit. */
 const ConsoleFundingRequest = Type.Object({
-  id: Type.String(),
+  ...FundingRequest.properties,
   orgId: Type.String(),
   orgName: Type.String(),
-  amount: Type.Integer({ description: 'Kobo announced' }),
-  reference: Type.String({ description: 'The narration to look for on the bank statement' }),
-  status: FundingStatus,
-  reason: Nullable(Type.String({ description: 'Why it was rejected' })),
-  requestedBy: Nullable(Type.String({ description: 'Who announced it' })),
   ledgerEntryId: Nullable(Type.Integer({ description: 'The credit, once confirmed' })),
-  createdAt: Type.String({ format: 'date-time' }),
-  decidedAt: Nullable(Type.String({ format: 'date-time' })),
 });
 
 const IdParams = Type.Object({ id: Type.String({ description: 'Funding request id' }) });

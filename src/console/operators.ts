@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { audit } from '../portal/audit.js';
-import { insertPerson, normaliseEmail } from '../portal/people.js';
+import { insertPerson, isEmailAddress, normaliseEmail } from '../portal/people.js';
 import { hashToken, newToken } from '../portal/sessions.js';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** How long the sign-in link of a new operator stays good. */
 export const OPERATOR_LINK_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -31,7 +30,7 @@ export interface CreatedOperator {
  */
 export async function createOperator(db: Kysely<DB>, input: { email: string; name?: string | undefined }, publicUrl: string): Promise<CreatedOperator> {
   const email = normaliseEmail(input.email);
-  if (!EMAIL.test(email)) throw new OperatorInputError(`--email "${input.email}" is not an email address`);
+  if (!isEmailAddress(email)) throw new OperatorInputError(`--email "${input.email}" is not an email address`);
   const name = (input.name ?? email.split('@')[0]!).trim();
   if (!name || name.length > 200) throw new OperatorInputError('--name must be 1 to 200 characters');
   const existing = await db.selectFrom('people').select('operator_role').where('email', '=', email).executeTakeFirst();

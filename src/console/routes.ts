@@ -3,36 +3,18 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { isUuid } from '../accounts/service.js';
 import { ApiError } from '../platform/errors.js';
-import { AccessRequests, MAX_REASON_LENGTH, type AccessRequestStatus } from '../portal/access/service.js';
+import { AccessRequest } from '../portal/access/routes.js';
+import { AccessRequests, MAX_REASON_LENGTH } from '../portal/access/service.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
-import { PortalPage, portalErrors, sessionSecurity } from '../portal/schemas.js';
+import { Nullable, OrgParams, PayloadType, PortalPage, portalErrors, RiskLevel, sessionSecurity } from '../portal/schemas.js';
 import { operatorActor, requireOperator } from './guard.js';
 import { disableOrganization, listOrganizations } from './organizations.js';
 
 export const CONSOLE_TAG = 'Console';
 
-const RiskLevel = Type.Union([Type.Literal('NONE'), Type.Literal('LOW'), Type.Literal('MEDIUM'), Type.Literal('HIGH')]);
-const PayloadType = Type.Union([Type.Literal('FULL'), Type.Literal('HALF')]);
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('declined')]);
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-
-const AccessRequestEntry = Type.Object({
-  id: Type.String(),
-  orgId: Type.String(),
-  orgName: Type.String(),
-  status: Status,
-  riskLevel: RiskLevel,
-  payloadType: PayloadType,
-  useCase: Nullable(Type.String()),
-  decidedRiskLevel: Nullable(RiskLevel),
-  decidedPayloadType: Nullable(PayloadType),
-  declineReason: Nullable(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  decidedAt: Nullable(Type.String({ format: 'date-time' })),
-});
-
-const OrgParams = Type.Object({ orgId: Type.String({ description: 'Organization id' }) });
+/** A request with its organization: what the queue lists. */
+const AccessRequestEntry = Type.Object({ ...AccessRequest.properties, orgId: Type.String(), orgName: Type.String() });
 
 const OrganizationSummary = Type.Object({
   id: Type.String(),
@@ -68,14 +50,14 @@ export async function consoleRoutes(parent: FastifyInstance, { db, config, mail 
         summary: 'Requests for live API access from every organization, newest first',
         security: sessionSecurity,
         querystring: Type.Object({
-          status: Type.Optional(Status),
+          status: Type.Optional(AccessRequest.properties.status),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
         }),
         response: { 200: Type.Object({ data: Type.Array(AccessRequestEntry) }), ...portalErrors(400, 401, 403) },
       },
     },
     async (request) => {
-      const { status, limit = 50 } = request.query as { status?: AccessRequestStatus; limit?: number };
+      const { status, limit = 50 } = request.query;
       return { data: await requests.listAll({ status, limit }) };
     },
   );

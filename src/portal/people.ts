@@ -20,6 +20,11 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
   }
 }
 
+/** Whether a (normalised) address has the shape of one: something@domain.tld, no spaces. */
+export function isEmailAddress(email: string): boolean {
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email);
+}
+
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }

@@ -22,6 +22,13 @@ export const ModeQuery = Type.Object({
   mode: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')], { description: 'Whose data: test (default) or live' })),
 });
 
+/** A value or null (TypeBox has no shorthand for it). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** An organization's risk level and NIN payload type (spec: Risk levels, Payload types). */
+export const RiskLevel = Type.Union([Type.Literal('NONE'), Type.Literal('LOW'), Type.Literal('MEDIUM'), Type.Literal('HIGH')]);
+export const PayloadType = Type.Union([Type.Literal('FULL'), Type.Literal('HALF')]);
+
 export const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('developer'), Type.Literal('viewer')]);
 
 /** A page of a portal list: the rows, and how many there are in all. */

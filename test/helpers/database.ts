@@ -50,20 +50,20 @@ export async function openTestDatabase(): Promise<TestDatabase> {
  * CPU each). A file that opens a second database while the first is in use gets a new one of its
  * own, closed at its cleanup as before.
  */
-let kept: { database: Database; seed: SeedRows; inUse: boolean } | undefined;
+let kept: { database: Database; template: Template; inUse: boolean } | undefined;
 
 async function openEmbedded(): Promise<TestDatabase> {
   if (kept && !kept.inUse) {
     const reused = kept;
     reused.inUse = true;
-    await resetToTemplate(reused.database.db, reused.seed);
+    await resetToTemplate(reused.database.db, reused.template);
     return lend(reused);
   }
   const template = new Blob([await readFile(inject('pgliteTemplateDump'))]);
   const database = await openDatabase({ dataDir: 'memory://', loadDataDir: template });
   await migrate(database.db);
   if (kept) return { ...database, cleanup: () => database.close() };
-  kept = { database, seed: await seedRows(database.db), inUse: true };
+  kept = { database, template: await snapshot(database.db), inUse: true };
   return lend(kept);
 }
 
@@ -75,29 +75,27 @@ function lend(entry: { database: Database; inUse: boolean }): TestDatabase {
   return { ...entry.database, close: giveBack, cleanup: giveBack };
 }
 
-/** Rows of the migrated template, by table (migrations seed a few settings). */
-type SeedRows = Map<string, unknown[]>;
+/** The migrated template as a reset needs it: its tables, and the rows the migrations seed in some. */
+interface Template {
+  tables: string[];
+  rows: Map<string, unknown[]>;
+}
 
-async function tables(db: Kysely<DB>): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`
+async function snapshot(db: Kysely<DB>): Promise<Template> {
+  const { rows: names } = await sql<{ name: string }>`
     select tablename as name from pg_tables where schemaname = 'public' and tablename <> 'schema_migrations' order by tablename`.execute(db);
-  return rows.map((row) => row.name);
-}
-
-async function seedRows(db: Kysely<DB>): Promise<SeedRows> {
-  const seed: SeedRows = new Map();
-  for (const table of await tables(db)) {
+  const template: Template = { tables: names.map((row) => row.name), rows: new Map() };
+  for (const table of template.tables) {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db);
-    if (rows.length > 0) seed.set(table, rows);
+    if (rows.length > 0) template.rows.set(table, rows);
   }
-  return seed;
+  return template;
 }
 
-async function resetToTemplate(db: Kysely<DB>, seed: SeedRows): Promise<void> {
-  const names = await tables(db);
+async function resetToTemplate(db: Kysely<DB>, template: Template): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await sql`truncate ${sql.join(names.map((name) => sql.table(name)))} restart identity cascade`.execute(trx);
-    for (const [table, rows] of seed) {
+    await sql`truncate ${sql.join(template.tables.map((name) => sql.table(name)))} restart identity cascade`.execute(trx);
+    for (const [table, rows] of template.rows) {
       await sql`insert into ${sql.table(table)} select * from json_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)})`.execute(trx);
     }
   });

@@ -4,14 +4,11 @@ import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import { requireMember, requireSession } from '../guard.js';
 import type { PortalOptions } from '../plugin.js';
-import { OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
+import { Nullable, OrgParams, PayloadType, PORTAL_TAG, portalErrors, RiskLevel, sessionSecurity } from '../schemas.js';
 import { AccessRequests } from './service.js';
 
-const RiskLevel = Type.Union([Type.Literal('NONE'), Type.Literal('LOW'), Type.Literal('MEDIUM'), Type.Literal('HIGH')]);
-const PayloadType = Type.Union([Type.Literal('FULL'), Type.Literal('HALF')]);
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-
-const AccessRequest = Type.Object({
+/** A request for live API access as its organization sees it (the console adds the organization). */
+export const AccessRequest = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('declined')]),
   riskLevel: RiskLevel,

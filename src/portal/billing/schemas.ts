@@ -1,8 +1,7 @@
 import { Type, type TSchema } from 'typebox';
-import { ModeQuery, OrgParams } from '../schemas.js';
+import { ModeQuery, Nullable, OrgParams } from '../schemas.js';
 import { MAX_FUNDING, MIN_FUNDING } from './service.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Kobo = (description: string) => Type.Integer({ description: `${description}, in kobo (₦1 = 100 kobo)` });
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 const Day = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD, a day in Lagos time)` });

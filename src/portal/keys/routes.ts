@@ -7,9 +7,8 @@ import { audit } from '../audit.js';
 import { requireMember, requireSession } from '../guard.js';
 import type { PortalOptions } from '../plugin.js';
 import { can } from '../roles.js';
-import { OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
+import { Nullable, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const ModeParam = Type.Union([Type.Literal('test'), Type.Literal('live')]);
 
 const KeyView = Type.Object({

@@ -12,13 +12,12 @@ import { perIpLimit } from '../auth/throttle.js';
 import { requireMember, requireSession, sessionOf } from '../guard.js';
 import { insertPerson, normaliseEmail } from '../people.js';
 import type { AreaOptions } from '../plugin.js';
-import { Done, OrgParams, PORTAL_TAG, portalErrors, Role, sessionSecurity } from '../schemas.js';
+import { Done, Nullable, OrgParams, PORTAL_TAG, portalErrors, Role, sessionSecurity } from '../schemas.js';
 import { createSession, hashToken, newToken, SESSION_COOKIE, sessionCookie } from '../sessions.js';
 import type { Role as RoleName } from '../tables.js';
 
 const tags = [PORTAL_TAG];
 const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Member = Type.Object({ personId: Type.String(), name: Type.String(), email: Type.String(), role: Role, joinedAt: Type.String({ format: 'date-time' }), you: Type.Boolean() });
 const Invitation = Type.Object({ id: Type.String(), email: Type.String(), role: Role, createdAt: Type.String({ format: 'date-time' }), expiresAt: Type.String({ format: 'date-time' }) });

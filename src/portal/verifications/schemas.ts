@@ -1,10 +1,10 @@
 import { Type, type TSchema } from 'typebox';
 import { COUNT_CAP, MAX_FILTERED_OFFSET } from './counting.js';
 import { LOOKUP_OUTCOMES, LOOKUP_TYPES } from './lookups.js';
+import { Nullable } from '../schemas.js';
 
 /** Schemas of the verifications explorer's routes. */
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** One of fixed strings, as a JSON Schema enum: one clear validation message, a union type in the web app. */
 const Literals = <const T extends readonly string[]>(values: T, description?: string) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });

@@ -4,9 +4,8 @@ import type { DB, Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { getDelivery, listDeliveries, type DeliveryView } from '../../webhooks/queue.js';
 import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
-import { ModeQuery } from '../schemas.js';
+import { ModeQuery, Nullable } from '../schemas.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
 
 /** How deep the log pages: older deliveries stay readable with `vouch webhook deliveries` until retention removes them. */

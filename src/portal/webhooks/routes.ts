@@ -9,10 +9,9 @@ import { redeliver } from '../../webhooks/queue.js';
 import { audit, type Actor } from '../audit.js';
 import { modeOf, requireMember, requireSession } from '../guard.js';
 import type { PortalOptions } from '../plugin.js';
-import { ModeQuery, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
+import { ModeQuery, Nullable, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
 import { DeliveryDetail, DeliveryListQuery, DeliveryPage, DeliverySummary, deliveryDetail, deliveryPage } from './deliveries.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const tags = [PORTAL_TAG];
 
 const Endpoint = Type.Object({

@@ -5943,8 +5943,6 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
-                            orgId: string;
-                            orgName: string;
                             status: "pending" | "approved" | "declined";
                             riskLevel: "NONE" | "LOW" | "MEDIUM" | "HIGH";
                             payloadType: "FULL" | "HALF";
@@ -5955,6 +5953,8 @@ export interface operations {
                             /** Format: date-time */
                             createdAt: string;
                             decidedAt: string | null;
+                            orgId: string;
+                            orgName: string;
                         }[];
                     };
                 };
@@ -6461,19 +6461,22 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
-                            orgId: string;
-                            orgName: string;
-                            /** @description Kobo announced */
+                            /** @description Announced, in kobo (₦1 = 100 kobo) */
                             amount: number;
-                            /** @description The narration to look for on the bank statement */
+                            /** @description Put this in the transfer narration */
                             reference: string;
                             status: "pending" | "confirmed" | "rejected" | "withdrawn";
                             reason: string | null;
                             requestedBy: string | null;
-                            ledgerEntryId: number | null;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description Announced at
+                             */
                             createdAt: string;
                             decidedAt: string | null;
+                            orgId: string;
+                            orgName: string;
+                            ledgerEntryId: number | null;
                         }[];
                         total: number;
                         limit: number;
@@ -6559,19 +6562,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        orgId: string;
-                        orgName: string;
-                        /** @description Kobo announced */
+                        /** @description Announced, in kobo (₦1 = 100 kobo) */
                         amount: number;
-                        /** @description The narration to look for on the bank statement */
+                        /** @description Put this in the transfer narration */
                         reference: string;
                         status: "pending" | "confirmed" | "rejected" | "withdrawn";
                         reason: string | null;
                         requestedBy: string | null;
-                        ledgerEntryId: number | null;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description Announced at
+                         */
                         createdAt: string;
                         decidedAt: string | null;
+                        orgId: string;
+                        orgName: string;
+                        ledgerEntryId: number | null;
                     };
                 };
             };
@@ -6673,19 +6679,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        orgId: string;
-                        orgName: string;
-                        /** @description Kobo announced */
+                        /** @description Announced, in kobo (₦1 = 100 kobo) */
                         amount: number;
-                        /** @description The narration to look for on the bank statement */
+                        /** @description Put this in the transfer narration */
                         reference: string;
                         status: "pending" | "confirmed" | "rejected" | "withdrawn";
                         reason: string | null;
                         requestedBy: string | null;
-                        ledgerEntryId: number | null;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description Announced at
+                         */
                         createdAt: string;
                         decidedAt: string | null;
+                        orgId: string;
+                        orgName: string;
+                        ledgerEntryId: number | null;
                     };
                 };
             };

@@ -1,10 +1,8 @@
 import { Anchor, AppShell, Burger, Button, Group, NavLink, ScrollArea, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
-import { api, unwrap } from '../api/client';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
-import { useMe } from '../portal/context';
+import { useMe, useSignOut } from '../portal/context';
 
 const NAV = [
   { to: '/console', label: 'Access requests' },
@@ -54,12 +52,7 @@ export function ConsoleLayout() {
 }
 
 function SignOut({ name }: { name: string }) {
-  const queryClient = useQueryClient();
-  const signOut = async () => {
-    await unwrap(api.POST('/api/auth/sign-out'), { redirectOn401: false }).catch(() => undefined);
-    queryClient.clear();
-    window.location.assign('/login?next=%2Fconsole');
-  };
+  const signOut = useSignOut('/login?next=%2Fconsole');
   return (
     <Group gap="xs" wrap="nowrap">
       <Text size="sm" visibleFrom="sm">

@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { api, unwrap } from '../api/client';
 import type { components, operations } from '../api/schema';
@@ -11,6 +11,16 @@ export type { components };
 /** The signed-in person and their memberships; a 401 sends them to the sign-in page. */
 export function useMe() {
   return useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/me')) });
+}
+
+/** Signs out (a session that already ended is fine), forgets every cached answer and goes to `to`. */
+export function useSignOut(to = '/login'): () => Promise<void> {
+  const queryClient = useQueryClient();
+  return useCallback(async () => {
+    await unwrap(api.POST('/api/auth/sign-out'), { redirectOn401: false }).catch(() => undefined);
+    queryClient.clear();
+    window.location.assign(to);
+  }, [queryClient, to]);
 }
 
 interface PortalState {

@@ -1,11 +1,9 @@
 import { AppShell, Badge, Burger, Button, Group, Menu, NavLink, ScrollArea, SegmentedControl, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconUserCircle } from '@tabler/icons-react';
-import { useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
-import { api, unwrap } from '../api/client';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
-import { PortalProvider, useHasOrg, useMe, usePortalState } from './context';
+import { PortalProvider, useHasOrg, useMe, usePortalState, useSignOut } from './context';
 
 const NAV = [
   { to: '/', label: 'Get started' },
@@ -151,13 +149,8 @@ function OrgSwitcher() {
 
 function UserMenu() {
   const me = useMe();
-  const queryClient = useQueryClient();
+  const signOut = useSignOut();
   const name = me.data?.person.name ?? 'you';
-  const signOut = async () => {
-    await unwrap(api.POST('/api/auth/sign-out'), { redirectOn401: false }).catch(() => undefined);
-    queryClient.clear();
-    window.location.assign('/login');
-  };
   return (
     <Menu position="bottom-end">
       <Menu.Target>
