@@ -15,6 +15,8 @@ export interface FieldAgentsTable {
   active: ColumnType<boolean, boolean | undefined, boolean>;
   credential_hash: string;
   credential_hint: string;
+  /** The person account the agent signs in to the field app with (0015); null until invited. */
+  person_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
