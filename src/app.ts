@@ -166,7 +166,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const urls = fileUrls(await loadSigningKey(database.db), config.publicUrl);
   await app.register(addressRoutes, { db: database.db, urls });
   await app.register(businessRoutes, { db: database.db, urls });
-  await app.register(agentRoutes, { db: database.db, store: fileStore, sources: [addressTaskSource(urls), businessTaskSource(urls)] });
+  const fieldSources = [addressTaskSource(urls), businessTaskSource(urls)];
+  await app.register(agentRoutes, { db: database.db, store: fileStore, sources: fieldSources });
   await app.register(fileRoutes, { db: database.db, store: fileStore, urls });
 
   // Respondent-completed verifications: guarantors and employers answer on pages under /respond.
@@ -180,7 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The customer portal's JSON API (the web app under / calls it with a session cookie).
   app.addHook('onRequest', checkOrigin(config));
-  await app.register(portalApi, { prefix: '/api', db: database.db, config, urls, lookups, respondents, guarantors: guarantors.service });
+  await app.register(portalApi, { prefix: '/api', db: database.db, config, urls, lookups, respondents, guarantors: guarantors.service, store: fileStore, fieldSources });
 
   return app;
 }

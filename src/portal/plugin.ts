@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
+import type { FieldTaskSource } from '../agents/tasks.js';
+import type { FileStore } from '../files/store.js';
 import type { FileUrls } from '../files/urls.js';
 import type { GuarantorService } from '../guarantors/service.js';
 import type { IdentityLookups } from '../identities/lookups.js';
@@ -31,6 +33,10 @@ export interface PortalOptions {
   lookups: IdentityLookups;
   respondents: Respondents;
   guarantors: GuarantorService;
+  /** Where visit photos live (the console deletes a sent-back report's photos). */
+  store: FileStore;
+  /** Address and business verifications as field tasks (the console's review queue completes them). */
+  fieldSources: readonly FieldTaskSource[];
 }
 
 /** What each area's routes plugin gets: the options plus the one mailer to people of the app. */
@@ -131,10 +137,10 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   );
 
   // Each area gets the options without the plugin's own prefix (Fastify would add it twice).
-  const { db, config, urls, lookups, respondents, guarantors } = options;
+  const { db, config, urls, lookups, respondents, guarantors, store, fieldSources } = options;
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
-  const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, mail };
+  const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
   for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes]) {
     await app.register(area, areaOptions);
   }
