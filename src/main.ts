@@ -7,10 +7,10 @@ import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDataba
 import { ConfigError, loadConfig } from './config.js';
 import { ApiError } from './platform/errors.js';
 import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.js';
-import { BILLABLES, priceList } from './portal/billing/service.js';
+import { changePrice, validatePrice } from './portal/billing/checks.js';
+import { priceList } from './portal/billing/service.js';
 import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
 import { registerRegistryCommands } from './identities/registry/cli.js';
-import { setPrice } from './platform/billing.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
@@ -161,16 +161,16 @@ export function buildCli(): Command {
     });
 
   const price = program.command('price').description('prices per verification type, in kobo');
-  const types: string[] = BILLABLES.map((b) => b.type);
   price
     .command('set')
     .argument('<type>')
     .argument('<kobo>', 'price in kobo', kobo)
     .option('--json', 'print JSON')
     .action(async (type: string, amount: number, opts: { json?: boolean }) => {
-      if (!types.includes(type)) throw new CliError(`unknown type "${type}"; one of ${types.join(', ')}`);
+      // Checked before the database opens; the console's Prices page sets prices through the same changePrice.
+      validatePrice(type, amount);
       await withDatabase(async ({ db }) => {
-        await setPrice(db, type, amount);
+        await changePrice(db, type, amount, { kind: 'cli' });
         print(!!opts.json, { type, price: amount }, `${type}: ${amount} kobo`);
       });
     });

@@ -97,8 +97,15 @@ export async function credit(db: Kysely<DB>, orgId: string, amount: number, desc
 /**
  * Credits the wallet with its ledger row; inside the caller's transaction when given one (a
  * confirmed funding request is marked in the same transaction), else in a transaction of its own.
+ * `actorPersonId`: the operator who made it, named on the row (null for the command line).
  */
-export async function creditEntry(db: Kysely<DB>, orgId: string, amount: number, description: string): Promise<{ balance: number; entryId: number }> {
+export async function creditEntry(
+  db: Kysely<DB>,
+  orgId: string,
+  amount: number,
+  description: string,
+  actorPersonId: string | null = null,
+): Promise<{ balance: number; entryId: number }> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('amount must be a positive whole number of kobo');
   const work = async (trx: Kysely<DB>) => {
     const org = await trx
@@ -110,12 +117,42 @@ export async function creditEntry(db: Kysely<DB>, orgId: string, amount: number,
     if (!org) throw new RangeError(`no organization ${orgId}`);
     const entry = await trx
       .insertInto('ledger_entries')
-      .values({ org_id: orgId, kind: 'credit', amount, balance_after: org.balance, description })
+      .values({ org_id: orgId, kind: 'credit', amount, balance_after: org.balance, description, actor_person_id: actorPersonId })
       .returning('id')
       .executeTakeFirstOrThrow();
     return { balance: org.balance, entryId: Number(entry.id) };
   };
   return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+/**
+ * Takes kobo off the wallet with its ledger row (kind `debit`, negative amount), inside the
+ * caller's transaction: an operator's correction. Only when the wallet holds that much (the
+ * conditional UPDATE serialises with charges on the wallet row, so no concurrency overdraws it):
+ * otherwise nothing changes and the answer is undefined. `actorPersonId`: the operator.
+ */
+export async function debitEntry(
+  db: Kysely<DB>,
+  orgId: string,
+  amount: number,
+  description: string,
+  actorPersonId: string | null,
+): Promise<{ balance: number; entryId: number } | undefined> {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new RangeError('amount must be a positive whole number of kobo');
+  const org = await db
+    .updateTable('organizations')
+    .set((eb) => ({ balance: eb('balance', '-', amount) }))
+    .where('id', '=', orgId)
+    .where('balance', '>=', amount)
+    .returning('balance')
+    .executeTakeFirst();
+  if (!org) return undefined;
+  const entry = await db
+    .insertInto('ledger_entries')
+    .values({ org_id: orgId, kind: 'debit', amount: -amount, balance_after: org.balance, description, actor_person_id: actorPersonId })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { balance: Number(org.balance), entryId: Number(entry.id) };
 }
 
 export async function priceOf(db: Kysely<DB>, billable: Billable): Promise<number> {

@@ -13,6 +13,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { Respondents } from '../respondents/service.js';
 import { consoleFundingRoutes } from '../console/funding-routes.js';
+import { consoleOrganizationRoutes } from '../console/organization-routes.js';
 import { consoleRoutes } from '../console/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -141,7 +142,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleOrganizationRoutes]) {
     await app.register(area, areaOptions);
   }
 }

@@ -44,11 +44,13 @@ export interface PricesTable {
 export interface LedgerEntriesTable {
   id: Generated<number>;
   org_id: string;
-  kind: 'credit' | 'charge' | 'refund';
+  kind: 'credit' | 'charge' | 'refund' | 'debit';
   amount: number;
   balance_after: number;
   description: string;
   created_at: CreatedAt;
+  /** The operator who made this money action (a confirmed funding, a credit or debit); null otherwise (0017). */
+  actor_person_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface UsageEventsTable {

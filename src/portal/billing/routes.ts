@@ -85,7 +85,7 @@ export async function billingRoutes(parent: FastifyInstance, { db, config, mail 
       schema: {
         tags,
         operationId: 'portalListLedger',
-        summary: 'The wallet ledger, newest first: fundings, charges and refunds',
+        summary: 'The wallet ledger, newest first: fundings, charges, refunds and corrections by the operator',
         description: '`from` and `to` are calendar days in Lagos time (West Africa Time), both included.',
         security: sessionSecurity,
         params: OrgParams,

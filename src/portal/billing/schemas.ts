@@ -6,8 +6,9 @@ const Kobo = (description: string) => Type.Integer({ description: `${description
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 const Day = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD, a day in Lagos time)` });
 
-export const LedgerKind = Type.Union([Type.Literal('credit'), Type.Literal('charge'), Type.Literal('refund')], {
-  description: 'credit: a funding; charge: a live check; refund: a charge given back (a cancelled verification)',
+export const LedgerKind = Type.Union([Type.Literal('credit'), Type.Literal('charge'), Type.Literal('refund'), Type.Literal('debit')], {
+  description:
+    'credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason',
 });
 export const FundingStatus = Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('rejected'), Type.Literal('withdrawn')]);
 
@@ -32,7 +33,7 @@ export const BillingSummary = Type.Object({
 export const LedgerEntry = Type.Object({
   id: Type.Integer(),
   kind: LedgerKind,
-  amount: Kobo('Signed: credits and refunds positive, charges negative'),
+  amount: Kobo('Signed: credits and refunds positive, charges and debits negative'),
   balanceAfter: Kobo('The balance right after this entry'),
   description: Type.String(),
   createdAt: DateTime('When'),

@@ -218,7 +218,8 @@ export class Funding {
       let ledgerEntryId: number | null = null;
       let balance: number | undefined;
       if (change.status === 'confirmed') {
-        const credit = await creditEntry(trx, row.org_id, amount, `Bank transfer ${row.reference}`);
+        // The ledger row names the operator who confirmed it (none for the command line).
+        const credit = await creditEntry(trx, row.org_id, amount, `Bank transfer ${row.reference}`, actor.personId ?? null);
         ledgerEntryId = credit.entryId;
         balance = credit.balance;
       }
