@@ -331,6 +331,23 @@ export async function redeliver(db: Kysely<DB>, id: number): Promise<DeliveryVie
   return getDelivery(db, id);
 }
 
+/**
+ * Sends every failed delivery of an organization's mode again, as `redeliver` does one: pending
+ * now, fresh retry schedule, same webhook-ids. Returns their ids, oldest first.
+ */
+export async function redeliverFailed(db: Kysely<DB>, scope: { orgId: string; mode: Mode }): Promise<number[]> {
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, delivered_at: null })
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .where('status', '=', 'failed')
+    .returning('id')
+    .execute();
+  if (rows.length > 0) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+  return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+}
+
 /** Deliveries with their attempt logs, in one statement so the two agree (a worker may be writing both). */
 function withAttempts(db: Kysely<DB>) {
   return db

@@ -96,6 +96,17 @@ export class EndpointTraffic {
     return { url, quota: 0, deferMs };
   }
 
+  /**
+   * A breaker another run of a worker left open (webhook_circuits): held until `openUntil`, then
+   * one probe decides, as if this worker had opened it.
+   */
+  restore(url: string, openUntil: number, failures: number): void {
+    const state = this.state(url);
+    state.breaker = 'open';
+    state.openUntil = openUntil;
+    state.consecutiveFailures = Math.max(state.consecutiveFailures, failures);
+  }
+
   /** An attempt to `url` starts; after a cool-down, the first one is the probe. */
   started(url: string, now: number): void {
     const state = this.state(url);

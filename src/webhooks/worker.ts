@@ -3,6 +3,7 @@ import type { Database } from '../platform/db/database.js';
 import { endpointLabel, metrics } from '../platform/metrics.js';
 import { DELIVERY_TIMEOUT_MS, WebhookSender, type AttemptResult, type ClaimedDelivery } from './delivery.js';
 import { claimDeliveries, recordResults, releaseLeases, resumeEndpoint, RETRY_SCHEDULE_MS, type ClaimResult } from './queue.js';
+import { openCircuits, recordCircuitClosed, recordCircuitOpened } from './circuits.js';
 import { DELIVERY_CHANNEL } from './events.js';
 import { EndpointTraffic, type BreakerChange } from './traffic.js';
 
@@ -86,6 +87,8 @@ export class DeliveryWorker {
   /** The claim statement in flight, if any: a resume after a breaker closes waits for it. */
   private claiming: Promise<ClaimResult> | undefined;
   private loop: Promise<void> | undefined;
+  /** Breaker changes written to webhook_circuits one after another, so a close never lands before its open. */
+  private circuitWrites: Promise<void> = Promise.resolve();
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
@@ -105,6 +108,7 @@ export class DeliveryWorker {
     // no worker runs here was left by a killed process: void it rather than wait it out.
     try {
       if (this.database.kind === 'pglite' && workers === 0) await releaseLeases(this.database.db);
+      await this.restoreCircuits();
       this.unlisten = await this.database.listen(DELIVERY_CHANNEL, () => {
         this.woken = true;
         this.wake();
@@ -134,6 +138,16 @@ export class DeliveryWorker {
     await Promise.all(this.active);
     while (this.flushing) await this.flushing;
     runningOn.set(this.database.db, (runningOn.get(this.database.db) ?? 1) - 1);
+  }
+
+  /**
+   * Breakers left open by an earlier run (or another worker) keep holding their URLs here until
+   * their probe time; rows of URLs no endpoint uses any more are dropped.
+   */
+  private async restoreCircuits(): Promise<void> {
+    const db = this.database.db;
+    await db.deleteFrom('webhook_circuits').where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_endpoints as e').select('e.url').whereRef('e.url', '=', 'webhook_circuits.url')))).execute();
+    for (const circuit of await openCircuits(db)) this.traffic.restore(circuit.url, circuit.probeAt.getTime(), circuit.failures);
   }
 
   private wake(): void {
@@ -220,7 +234,7 @@ export class DeliveryWorker {
         this.flush();
         if (url) {
           metrics.webhookAttempts.inc({ endpoint: endpointLabel(url), outcome: result.delivered ? 'delivered' : 'failed' });
-          this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()));
+          this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()), result);
         }
       })
       .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed'))
@@ -233,11 +247,12 @@ export class DeliveryWorker {
     this.active.add(task);
   }
 
-  private onBreakerChange(url: string, change: BreakerChange | undefined): void {
+  private onBreakerChange(url: string, change: BreakerChange | undefined, result: AttemptResult): void {
     if (!change) return;
     // The origin only: a path or query can carry the customer's own token.
     const endpoint = endpointLabel(url);
     metrics.webhookCircuitOpen.set({ endpoint }, change.kind === 'opened' ? 1 : 0);
+    this.recordCircuit(url, change, result);
     if (change.kind === 'opened') {
       this.logger.warn(
         { endpoint, failures: change.failures, cooldownMs: this.settings.breakerCooldownMs },
@@ -266,6 +281,26 @@ export class DeliveryWorker {
       .catch((err: unknown) => this.logger.error({ err, endpoint }, 'resuming the held webhook deliveries failed'))
       .finally(() => this.active.delete(resume));
     this.active.add(resume);
+  }
+
+  /** Tells the console (webhook_circuits) that the breaker of `url` opened or closed; a failed write is logged, never fatal. */
+  private recordCircuit(url: string, change: BreakerChange, result: AttemptResult): void {
+    const db = this.database.db;
+    const write = (this.circuitWrites = this.circuitWrites
+      .then(() =>
+        change.kind === 'opened'
+          ? recordCircuitOpened(db, {
+              url,
+              probeAt: new Date(Date.now() + this.settings.breakerCooldownMs),
+              failures: change.failures,
+              lastStatusCode: result.statusCode,
+              lastError: result.error,
+            })
+          : recordCircuitClosed(db, url),
+      )
+      .catch((err: unknown) => this.logger.error({ err, endpoint: endpointLabel(url) }, 'recording the webhook circuit state failed'))
+      .finally(() => this.active.delete(write)));
+    this.active.add(write);
   }
 
   /** One writer at a time; results that arrive meanwhile go into its next batch (group commit). */
