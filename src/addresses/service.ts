@@ -163,7 +163,7 @@ export async function createAddressVerification(
     throw err;
   }
   if (scope.mode === 'live') {
-    await openFieldTask(trx, { kind: 'address', verificationId: Number(row.id), ...scope, state: row.state }, now);
+    await openFieldTask(trx, { kind: 'address', verificationId: Number(row.id), ...scope, state: row.state, lga: row.lga }, now);
   }
   return renderAddress(row, undefined);
 }

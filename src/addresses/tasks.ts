@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FieldTaskRef } from '../agents/service.js';
-import type { FieldTaskSource, TaskSummary } from '../agents/tasks.js';
+import { holdOrComplete } from '../agents/review.js';
+import type { FieldTaskSource, TaskSummary, VisitResult } from '../agents/tasks.js';
 import type { FileUrls } from '../files/urls.js';
 import type { DB } from '../platform/db/schema.js';
 import { applyAddressTransition } from './service.js';
@@ -8,7 +9,7 @@ import { ADDRESS_FAILURE_REASONS, DEFAULT_ADDRESS_FAILURE } from './states.js';
 
 /** Address verifications as field tasks: what the agent sees, and how a visit report applies. */
 export function addressTaskSource(urls: FileUrls): FieldTaskSource {
-  return {
+  const source: FieldTaskSource = {
     kind: 'address',
     reasons: ADDRESS_FAILURE_REASONS,
     defaultReason: DEFAULT_ADDRESS_FAILURE,
@@ -38,9 +39,35 @@ export function addressTaskSource(urls: FileUrls): FieldTaskSource {
     async startVisit(trx, scope, id, now) {
       await applyAddressTransition(trx, scope, id, { to: 'visiting' }, urls, now);
     },
+    // A report goes through the review check: held for the operator, or finished at once.
     async complete(trx, scope, id, report, now) {
+      return holdOrComplete(trx, source, scope, id, report, now);
+    },
+    async finish(trx, scope, id, report, now) {
       const to = report.outcome === 'verified' ? 'verified' : 'not_verified';
       await applyAddressTransition(trx, scope, id, { to, report }, urls, now);
     },
+    async results(db: Kysely<DB>, tasks: readonly FieldTaskRef[]) {
+      const out = new Map<number, VisitResult>();
+      if (tasks.length === 0) return out;
+      const rows = await db
+        .selectFrom('address_verifications')
+        .select(['id', 'org_id', 'mode', 'status', 'completed_at', 'flagged_for_review', 'review_reason'])
+        .where('id', 'in', tasks.map((task) => task.verificationId))
+        .execute();
+      const expected = new Map(tasks.map((task) => [task.verificationId, task]));
+      for (const row of rows) {
+        const task = expected.get(Number(row.id));
+        if (!task || task.orgId !== row.org_id || task.mode !== row.mode) continue;
+        out.set(Number(row.id), {
+          status: row.status,
+          completedAt: row.completed_at?.toISOString() ?? '',
+          flaggedForReview: row.flagged_for_review,
+          reviewReason: row.review_reason ?? '',
+        });
+      }
+      return out;
+    },
   };
+  return source;
 }

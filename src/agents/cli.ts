@@ -33,7 +33,8 @@ async function agentCommand<T>(work: () => Promise<T>): Promise<T> {
 
 function describeAgent(agent: AgentView): string {
   const status = agent.active ? 'active' : 'deactivated';
-  return `${agent.id}  ${agent.name} <${agent.email}> ${agent.phone}  states=${agent.states.join(',')}  open=${agent.openTasks}  ${status}`;
+  const lgas = agent.lgas.length > 0 ? `  lgas=${agent.lgas.join(',')}` : '';
+  return `${agent.id}  ${agent.name} <${agent.email}> ${agent.phone}  states=${agent.states.join(',')}${lgas}  open=${agent.openTasks}  ${status}`;
 }
 
 /** Tasks with what the agent would see (place, contact, business). */
@@ -66,10 +67,11 @@ export function registerAgentCommands(program: Command): void {
     .requiredOption('--email <email>', 'email address')
     .requiredOption('--phone <phone>', 'Nigerian phone number')
     .requiredOption('--states <states>', 'comma-separated states covered, e.g. "Lagos,Ogun"')
+    .option('--lgas <lgas>', 'comma-separated "State/LGA" covered, e.g. "Lagos/Eti-Osa,Lagos/Ikeja"; a state with none listed is covered whole')
     .option('--json', 'print JSON')
-    .action(async (opts: { name: string; email: string; phone: string; states: string; json?: boolean }) => {
+    .action(async (opts: { name: string; email: string; phone: string; states: string; lgas?: string; json?: boolean }) => {
       // Bad input is refused before the database is opened.
-      const input = await agentCommand(async () => checkAgent({ ...opts, states: opts.states.split(',') }));
+      const input = await agentCommand(async () => checkAgent({ ...opts, states: opts.states.split(','), lgas: opts.lgas?.split(',') ?? [] }));
       await withDatabase(async ({ db }) => {
         const created = await agentCommand(() => createAgent(db, input));
         print(

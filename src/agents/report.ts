@@ -5,9 +5,9 @@ import { Type, type Static } from 'typebox';
 import { MAX_PHOTO_BYTES, MAX_PHOTOS, putFile, recordFiles, sniffImage, type ImageType, type StoredFile } from '../files/service.js';
 import type { FileStore } from '../files/store.js';
 import { normalizePhone } from '../identities/matching.js';
-import { gpsReviewReason } from '../locations/geo.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { reviewReasons } from './review.js';
 import { Enum, LooseBoolean, Opt, Str } from './schemas.js';
 import { findOpenTask, type FieldTask } from './service.js';
 import type { FieldTaskSource } from './tasks.js';
@@ -54,7 +54,7 @@ export type ReportFields = Static<typeof ReportForm>;
 /** The report's fields that only a business visit takes. */
 export const BUSINESS_FINDINGS = ['isBusinessKnown', 'isBusinessOwnerKnown', 'ownerVisitsFrequently', 'isCorrectBusinessName', 'businessNameFound', 'businessArea'] as const;
 
-export const REPORT_DESCRIPTION = `multipart/form-data. A position more than 50 km outside the state of the place is accepted and flagged for review. Photos: 1 to ${MAX_PHOTOS} files named "photos", JPEG, PNG or WebP, ${MAX_PHOTO_BYTES / 1024 / 1024} MB each.`;
+export const REPORT_DESCRIPTION = `multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to ${MAX_PHOTOS} files named "photos", JPEG, PNG or WebP, ${MAX_PHOTO_BYTES / 1024 / 1024} MB each.`;
 
 export interface Photo {
   bytes: Buffer;
@@ -139,11 +139,14 @@ export async function startVisit(db: Kysely<DB>, { task, source }: OpenTask, now
 }
 
 /**
- * Why a visit report needs a person to look at it, or undefined. The one place this is decided:
- * today a GPS position far outside the place's state (docs/field-agents.md).
+ * Why a visit report needs a person to look at it, or undefined. The one place this is decided
+ * (the rules are `reviewReasons` in review.ts, docs/field-agents.md): a GPS position far outside
+ * the place's state, too few photos for a verified address, a report filed after the visit was
+ * due. A flagged report is held for the operator's review instead of completing the verification.
  */
-export function visitReviewReason(task: FieldTask, report: { latitude: number; longitude: number }, _now: Date): string | undefined {
-  return gpsReviewReason(task.state, report.latitude, report.longitude);
+export function visitReviewReason(task: FieldTask, report: Pick<VisitReport, 'outcome' | 'latitude' | 'longitude' | 'photoIds'>, now: Date): string | undefined {
+  const reasons = reviewReasons(task, report, now);
+  return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
 export interface FiledReport {
@@ -211,7 +214,7 @@ export async function fileVisitReport(
               businessArea: body.businessArea?.trim(),
             }
           : {},
-      reviewReason: visitReviewReason(task, body, now),
+      reviewReason: visitReviewReason(task, { outcome: body.outcome, latitude: body.latitude, longitude: body.longitude, photoIds }, now),
     };
     const filed: FiledReport = { outcome: body.outcome, reason, reviewReason: report.reviewReason, photoIds };
     await db.transaction().execute(async (trx) => {

@@ -28,6 +28,7 @@ export const TaskView = Type.Object({
   place: Type.Object({ street: Str(), city: Str(), landmark: Str(), lga: Str(), state: Str(), country: Str() }),
   contact: Type.Object({ name: Str(), phone: Str('Empty when the customer did not allow contact') }),
   business: Opt(Type.Object({ name: Str(), type: Str(), rcNumber: Str() })),
+  reviewNote: Opt(Str("The operator's note when an earlier report of this visit was sent back")),
 });
 
 const AgentView = Type.Object({
@@ -48,7 +49,8 @@ export interface AgentRoutesOptions {
 
 /**
  * The agent API: an agent (Authorization: Bearer ak_...) lists their open tasks, starts a visit,
- * and files the visit report with photos, which completes the verification (and its webhook).
+ * and files the visit report with photos, which completes the verification (and its webhook), or
+ * waits in the operator's review queue when the review check flags it (src/agents/review.ts).
  */
 export async function agentRoutes(parent: FastifyInstance, { db, store, sources }: AgentRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -89,7 +91,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
       const data = tasks.flatMap((task) => {
         const summary = summaries.get(task.kind)?.get(task.verificationId);
         if (!summary) return [];
-        return [{ kind: task.kind, id: task.verificationId, assignedAt: task.assignedAt?.toISOString() ?? '', ...summary }];
+        return [{ kind: task.kind, id: task.verificationId, assignedAt: task.assignedAt?.toISOString() ?? '', ...summary, ...(task.reviewNote ? { reviewNote: task.reviewNote } : {}) }];
       });
       return { status: 'success' as const, data };
     },
@@ -120,7 +122,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
       schema: {
         tags: TAGS,
         operationId: 'reportAgentTask',
-        summary: 'File the visit report: GPS position, photos, neighbour, outcome; completes the verification',
+        summary: 'File the visit report: GPS position, photos, neighbour, outcome; completes the verification (a flagged report waits for review)',
         description: REPORT_DESCRIPTION,
         security,
         consumes: ['multipart/form-data'],

@@ -1,5 +1,6 @@
 import type { ColumnType } from 'kysely';
 import type { Mode } from '../platform/db/schema.js';
+import type { VisitReport } from './visit.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -12,6 +13,8 @@ export interface FieldAgentsTable {
   email: string;
   phone: string;
   states: string[];
+  /** LGAs covered, "State/LGA" (0018); a state with none listed is covered whole. */
+  lgas: ColumnType<string[], string[] | undefined, string[]>;
   active: ColumnType<boolean, boolean | undefined, boolean>;
   credential_hash: string;
   credential_hint: string;
@@ -26,10 +29,17 @@ export interface FieldTasksTable {
   org_id: string;
   mode: Mode;
   state: string;
+  /** The canonical LGA of the place (0018). */
+  lga: string;
   agent_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   assigned_at: Timestamp;
   closed_at: Timestamp;
+  /** A flagged report waiting for the operator's review (0018, src/agents/review.ts). */
+  held_report: ColumnType<VisitReport | null, string | null | undefined, string | null>;
+  held_at: Timestamp;
+  /** The operator's note to the agent on a visit sent back. */
+  review_note: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 declare module '../platform/db/schema.js' {

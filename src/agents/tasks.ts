@@ -3,7 +3,7 @@ import type { DB } from '../platform/db/schema.js';
 import type { Scope } from '../platform/pagination.js';
 import type { FieldTaskRef } from './service.js';
 import type { FieldTaskKind } from './tables.js';
-import type { VisitReport } from './visit.js';
+import type { VisitReport, VisitStatus } from './visit.js';
 
 /**
  * What the agent API needs from a kind of field verification. The address and business modules
@@ -29,6 +29,18 @@ export interface TaskSummary {
   visitStartedAt: string;
 }
 
+/** Where a visited verification stands, for the console's history of an agent's visits. */
+export interface VisitResult {
+  status: VisitStatus;
+  /** '' while open. */
+  completedAt: string;
+  flaggedForReview: boolean;
+  reviewReason: string;
+}
+
+/** What filing a report did: completed the verification, or held it for the operator's review. */
+export type ReportOutcome = 'completed' | 'held';
+
 export interface FieldTaskSource {
   kind: FieldTaskKind;
   /** The subStatus values a failed report may give. */
@@ -36,5 +48,14 @@ export interface FieldTaskSource {
   defaultReason: string;
   summarize(db: Kysely<DB>, tasks: readonly FieldTaskRef[]): Promise<Map<number, TaskSummary>>;
   startVisit(trx: Transaction<DB>, scope: Scope, id: number, now: Date): Promise<void>;
-  complete(trx: Transaction<DB>, scope: Scope, id: number, report: VisitReport, now: Date): Promise<void>;
+  /**
+   * Files an agent's visit report — every route that takes one calls this. The review check
+   * (`fileVisitReport` in review.ts) sets the report's `reviewReason`; a flagged report is held
+   * for the operator (the verification stays open, no webhook), any other completes it.
+   */
+  complete(trx: Transaction<DB>, scope: Scope, id: number, report: VisitReport, now: Date): Promise<ReportOutcome>;
+  /** Completes the verification with a report as it is: an unflagged one, or one the operator approved. */
+  finish(trx: Transaction<DB>, scope: Scope, id: number, report: VisitReport, now: Date): Promise<void>;
+  /** Status, completion and review flag of each verification (missing ids: not found). */
+  results(db: Kysely<DB>, tasks: readonly FieldTaskRef[]): Promise<Map<number, VisitResult>>;
 }

@@ -48,7 +48,11 @@ export interface VisitReport {
   photoIds: string[];
   neighbor: Neighbor;
   findings: BusinessFindings;
-  /** Set by the GPS check when the position is far from the place's state. */
+  /**
+   * Why the operator must look at the report before it counts (GPS far from the place's state,
+   * too few photos, filed late), set by the review check when an agent's report is filed
+   * (src/agents/review.ts); undefined for a clean report. Reasons are joined with "; ".
+   */
   reviewReason: string | undefined;
 }
 

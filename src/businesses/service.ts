@@ -118,7 +118,7 @@ export async function createBusinessVerification(
     throw err;
   }
   if (scope.mode === 'live') {
-    await openFieldTask(trx, { kind: 'business', verificationId: Number(row.id), ...scope, state: row.state }, now);
+    await openFieldTask(trx, { kind: 'business', verificationId: Number(row.id), ...scope, state: row.state, lga: row.lga }, now);
   }
   return renderBusiness(row, undefined);
 }

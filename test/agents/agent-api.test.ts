@@ -207,16 +207,36 @@ describe('field agents: assignment and the agent API', () => {
       expectSameRecord(completed.payload.data, record);
     });
 
-    it('accepts a report far from the state but flags it for review', async () => {
+    it('accepts a report far from the state but holds it for review: the verification stays open, no webhook', async () => {
       const created = (await http.post(ADDRESSES, org.liveSecret, ADDRESS_BODY)).json().data;
       const owner = (await taskRow('address', created.id))!.agent_id === ada.id ? ada : bayo;
+      const hooksBefore = (await deliveriesOf(t.database.db, org.id)).length;
       // Kano, for a Lagos address.
-      const res = await report('address', created.id, owner.credential, { outcome: 'verified', latitude: 12.0022, longitude: 8.592 }, [photo(jpeg)]);
+      const res = await report('address', created.id, owner.credential, { outcome: 'verified', latitude: 12.0022, longitude: 8.592 }, [photo(jpeg), photo(png, 'gate.png', 'image/png')]);
       expect(res.statusCode).toBe(200);
       const record = (await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data;
-      expect(record.status).toEqual(VERIFIED);
-      expect(record.flaggedForReview).toBe(true);
-      expect(record.reviewReason).toMatch(/^GPS position is about \d+ km outside Lagos$/);
+      // Held: the visit counts as started, the record is not completed, the customer hears nothing yet.
+      expect(record).toMatchObject({ status: IN_PROGRESS, flaggedForReview: false, completedAt: '', photos: [] });
+      expect((await deliveriesOf(t.database.db, org.id)).length).toBe(hooksBefore);
+      const task = await taskRow('address', created.id);
+      expect(task).toMatchObject({ closed_at: null, agent_id: owner.id });
+      expect(task!.held_report!.reviewReason).toMatch(/^GPS position is about \d+ km outside Lagos$/);
+      expect(task!.held_report!.photoIds).toHaveLength(2);
+      // Off the agent's list, and a second report is refused until the operator decides (test/console/agents.test.ts).
+      expect((await tasksOf(owner.credential)).map((t) => t.id)).not.toContain(created.id);
+      expectStyleA(await report('address', created.id, owner.credential, { outcome: 'verified', latitude: 6.45, longitude: 3.47 }, [photo(jpeg), photo(jpeg)]), 404, 'NOT_FOUND_ERROR');
+    });
+
+    it('holds a verified address with a single photo for review, but not a failed one', async () => {
+      const one = (await http.post(ADDRESSES, org.liveSecret, ADDRESS_BODY)).json().data;
+      const owner = (await taskRow('address', one.id))!.agent_id === ada.id ? ada : bayo;
+      expect((await report('address', one.id, owner.credential, { outcome: 'verified', ...LEKKI }, [photo(jpeg)])).statusCode).toBe(200);
+      expect((await http.get(`${ADDRESSES}/${one.id}`, org.liveSecret)).json().data.status).toEqual(IN_PROGRESS);
+      expect((await taskRow('address', one.id))!.held_report!.reviewReason).toBe('Only 1 photo for a verified address (at least 2: the building and its street or landmark)');
+      const failed = (await http.post(ADDRESSES, org.liveSecret, ADDRESS_BODY)).json().data;
+      const owner2 = (await taskRow('address', failed.id))!.agent_id === ada.id ? ada : bayo;
+      expect((await report('address', failed.id, owner2.credential, { outcome: 'failed', ...LEKKI }, [photo(jpeg)])).statusCode).toBe(200);
+      expect((await http.get(`${ADDRESSES}/${failed.id}`, org.liveSecret)).json().data).toMatchObject({ status: { status: 'Not Verified' }, flaggedForReview: false });
     });
 
     it('does not refund a cancellation after the visit started', async () => {
@@ -273,7 +293,9 @@ describe('field agents: assignment and the agent API', () => {
       const stored = await t.database.db.selectFrom('uploaded_files').select('id').where('org_id', '=', org.id).execute();
       const photosSoFar = (await http.get(`${ADDRESSES}?limit=100`, org.liveSecret)).json().data.flatMap((r: { photos: string[] }) => r.photos).length;
       const businessPhotos = (await http.get(`${BUSINESSES}?limit=100`, org.liveSecret)).json().data.flatMap((r: { photos: string[] }) => r.photos).length;
-      expect(stored).toHaveLength(photosSoFar + businessPhotos);
+      const held = await t.database.db.selectFrom('field_tasks').select('held_report').where('org_id', '=', org.id).where('held_report', 'is not', null).execute();
+      const heldPhotos = held.reduce((sum, row) => sum + row.held_report!.photoIds.length, 0);
+      expect(stored).toHaveLength(photosSoFar + businessPhotos + heldPhotos);
       const ok2 = await report('address', created.id, owner.credential, { ...ok, outcome: 'failed' }, [photo(jpeg)]);
       expect(ok2.statusCode).toBe(200);
       expect((await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.status.subStatus).toBe('address not found');
@@ -288,7 +310,7 @@ describe('field agents: assignment and the agent API', () => {
       const error = expectStyleA(await report('address', created.id, owner.credential, ok, [photo(huge)]), 413, 'PAYLOAD_TOO_LARGE');
       expect(error.message).toMatch(/larger than 8 MB/);
       expect((await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.status).toEqual(IN_PROGRESS);
-      expect((await report('address', created.id, owner.credential, ok, [photo(big)])).statusCode).toBe(200);
+      expect((await report('address', created.id, owner.credential, ok, [photo(big), photo(jpeg)])).statusCode).toBe(200);
       const [url] = (await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.photos;
       const download = await t.app.inject({ method: 'GET', url: new URL(url).pathname + new URL(url).search });
       expect(download.rawPayload.length).toBe(big.length);
