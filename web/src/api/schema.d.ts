@@ -727,7 +727,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The wallet ledger, newest first: fundings, charges and refunds
+         * The wallet ledger, newest first: fundings, charges, refunds and corrections by the operator
          * @description `from` and `to` are calendar days in Lagos time (West Africa Time), both included.
          */
         get: operations["portalListLedger"];
@@ -973,6 +973,584 @@ export interface paths {
         put?: never;
         /** No such transfer arrived: reject the request with a reason the customer sees */
         post: operations["consoleRejectFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/deliveries/backlog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook backlog per organization and mode: waiting, retrying, failed, the oldest waiting, and whether the endpoint is failing */
+        get: operations["consoleWebhookBacklog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/deliveries/failing-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook endpoints whose circuit breaker is open: since when, the last error, the next probe */
+        get: operations["consoleFailingEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Failed (or pending) webhook deliveries of every organization, newest first */
+        get: operations["consoleListDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now, with the same webhook-id and a fresh retry schedule, as the customer's resend does
+         * @description Audited with the operator (webhook.resent) in the same transaction.
+         */
+        post: operations["consoleResendDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/deliveries/resend-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send every failed delivery of an organization's endpoint (one mode) again now
+         * @description One transaction with one audit row (webhook.resent_failed) naming the operator and how many.
+         */
+        post: operations["consoleResendFailedDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Guarantor and employer invitations unanswered: pending (soonest to expire first) or expired (latest first)
+         * @description Expired ones are listed for 30 days. Respondents' emails are masked.
+         */
+        get: operations["consoleListInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pending and recently expired invitations per organization and mode */
+        get: operations["consoleInvitationCounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations/{kind}/{verificationId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a pending invitation's mail again (the same link and expiry), as `vouch outbox send` does
+         * @description Needs SMTP_URL (409 without). Audited with the operator and the outcome; a refusal answers sent: false with the mail server's words.
+         */
+        post: operations["consoleResendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log, newest first: who did what to what, before and after; filtered by organization, actor, action, days and text */
+        get: operations["consoleListAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/audit/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every action the audit log holds, for its filter */
+        get: operations["consoleListAuditActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The filtered audit log as a CSV download, newest first
+         * @description Columns: id, created_at (ISO 8601, UTC), organization_id, organization, actor_kind, actor_name, actor_email, action, target, target_person, before (JSON), after (JSON). RFC 4180 quoting; text cells that begin with = + - or @ are prefixed with an apostrophe so spreadsheets never run them. Read from the database in batches.
+         */
+        get: operations["consoleExportAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One organization: API access, members, secrets (hints and last use, never values), webhook health, 30 days of usage, balance */
+        get: operations["consoleGetOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An organization's wallet ledger, newest first, with the operator of each money action
+         * @description `from` and `to` are calendar days in Lagos time, both included.
+         */
+        get: operations["consoleListLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}/ledger.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's ledger as CSV (oldest first): the portal's columns and the operator's email */
+        get: operations["consoleExportLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Credit or debit an organization's wallet by hand, with a reason
+         * @description One ledger row naming the operator, with the reason (the customer sees it in the ledger), and an audit row, in one transaction; the owners are mailed. A debit may not take the balance below zero (409, nothing changes).
+         */
+        post: operations["consoleAdjustWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The price of every check type in force and its built-in default (what `vouch price list` prints) */
+        get: operations["consoleListPrices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/prices/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the price of one check type, as `vouch price set` does; the next live check is charged it
+         * @description Audited with the price before and after.
+         */
+        put: operations["consoleSetPrice"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in field agent */
+        get: operations["fieldMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's open visits: nearest first when a position is given, else the soonest due first
+         * @description Nearest is measured to the centre of the place's state (addresses are not geocoded): it separates states, and within one the soonest due comes first.
+         */
+        get: operations["fieldListTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field/tasks/{kind}/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a visit (from now on a cancellation is not refunded to the customer) */
+        post: operations["fieldStartTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field/tasks/{kind}/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * File the visit report (the agent API's checks and outcome); once per Idempotency-Key
+         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each. Send an Idempotency-Key header, new for each report: the same key again answers the first report's outcome (with Idempotent-Replayed: true) and files nothing; the same key with another report is 422.
+         */
+        post: operations["fieldReportTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Field agents, oldest first, with coverage, workload and field-app account */
+        get: operations["consoleListAgents"];
+        put?: never;
+        /**
+         * Add a field agent and invite their field-app account
+         * @description The one-time sign-in link is mailed to the agent and returned here once, for the operator to pass on (e.g. by text message).
+         */
+        post: operations["consoleCreateAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent with their open visits (in review first) and their completed visits, newest first */
+        get: operations["consoleGetAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/agents/{agentId}/coverage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the states and LGAs an agent covers (new visits only; open visits stay) */
+        put: operations["consoleSetAgentCoverage"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/agents/{agentId}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new one-time sign-in link for the agent (mailed, and shown once); earlier links stop working */
+        post: operations["consoleInviteAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/agents/{agentId}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deactivate an agent: signed out everywhere at once, credential refused, open visits moved to other agents (or unassigned) */
+        post: operations["consoleDeactivateAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/field-tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open field visits, oldest first: all, or those waiting for an agent (unassigned=true) */
+        get: operations["consoleListFieldTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/field-tasks/{kind}/{id}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give an open visit to an active agent (whatever they cover) */
+        post: operations["consoleAssignFieldTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Visit reports the system flagged (GPS far from the place, too few photos, late), held for review, oldest first */
+        get: operations["consoleListReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/reviews/{kind}/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a held report: the verification completes with it and the customer's webhook is sent (still flagged, with the reason) */
+        post: operations["consoleApproveReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/reviews/{kind}/{id}/send-back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a held report back: discarded with its photos; the same agent visits again and sees the note */
+        post: operations["consoleSendBackReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/reviews/{kind}/{id}/reassign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reassign a held report's visit: discarded with its photos; another agent visits (with the note, if any) */
+        post: operations["consoleReassignReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5178,8 +5756,8 @@ export interface operations {
     portalListLedger: {
         parameters: {
             query?: {
-                /** @description credit: a funding; charge: a live check; refund: a charge given back (a cancelled verification) */
-                kind?: "credit" | "charge" | "refund";
+                /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                kind?: "credit" | "charge" | "refund" | "debit";
                 /** @description First day (YYYY-MM-DD, a day in Lagos time) */
                 from?: string;
                 /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
@@ -5205,9 +5783,9 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: number;
-                            /** @description credit: a funding; charge: a live check; refund: a charge given back (a cancelled verification) */
-                            kind: "credit" | "charge" | "refund";
-                            /** @description Signed: credits and refunds positive, charges negative, in kobo (₦1 = 100 kobo) */
+                            /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                            kind: "credit" | "charge" | "refund" | "debit";
+                            /** @description Signed: credits and refunds positive, charges and debits negative, in kobo (₦1 = 100 kobo) */
                             amount: number;
                             /** @description The balance right after this entry, in kobo (₦1 = 100 kobo) */
                             balanceAfter: number;
@@ -5285,8 +5863,8 @@ export interface operations {
     portalExportLedger: {
         parameters: {
             query?: {
-                /** @description credit: a funding; charge: a live check; refund: a charge given back (a cancelled verification) */
-                kind?: "credit" | "charge" | "refund";
+                /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                kind?: "credit" | "charge" | "refund" | "debit";
                 /** @description First day (YYYY-MM-DD, a day in Lagos time) */
                 from?: string;
                 /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
@@ -6695,6 +7273,3730 @@ export interface operations {
                         orgId: string;
                         orgName: string;
                         ledgerEntryId: number | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleWebhookBacklog: {
+        parameters: {
+            query?: {
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            /** @description Pending, not attempted yet (new, held by an open breaker, or resent) */
+                            waiting: number;
+                            /** @description Pending after at least one attempt */
+                            retrying: number;
+                            /** @description Failed for good (every retry used), until resent or removed by retention */
+                            failed: number;
+                            oldestPendingAt: string | null;
+                            lastFailedAt: string | null;
+                            endpoint: string | null;
+                            /** @description A worker holds this URL's deliveries: its circuit breaker is open */
+                            circuitOpen: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleFailingEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            /** @description The URL's origin */
+                            endpoint: string;
+                            /**
+                             * Format: date-time
+                             * @description When this outage began
+                             */
+                            openedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When the cool-down ends: the URL's next due delivery after it is the probe
+                             */
+                            probeAt: string;
+                            /** @description Consecutive failed attempts when it last opened */
+                            failures: number;
+                            lastStatusCode: number | null;
+                            lastError: string | null;
+                            /** @description Its pending deliveries, held until the probe answers */
+                            pending: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListDeliveries: {
+        parameters: {
+            query?: {
+                status?: "failed" | "pending";
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                mode?: "test" | "live";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            webhookId: string;
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            type: string;
+                            status: "pending" | "delivered" | "failed";
+                            /** @description Attempts so far, resends included */
+                            attemptCount: number;
+                            lastStatusCode: number | null;
+                            lastError: string | null;
+                            nextAttemptAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleResendDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        /** @description The webhook-id header, the same on every attempt and resend */
+                        webhookId: string;
+                        /** @description The event type, e.g. address.completed or webhook.test */
+                        type: string;
+                        status: "pending" | "delivered" | "failed";
+                        /** @description Attempts so far, resends included */
+                        attemptCount: number;
+                        lastStatusCode: number | null;
+                        lastError: string | null;
+                        nextAttemptAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        deliveredAt: string | null;
+                        orgId: string;
+                        mode: "test" | "live";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleResendFailedDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    orgId: string;
+                    mode: "test" | "live";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        resent: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListInvitations: {
+        parameters: {
+            query?: {
+                status?: "pending" | "expired";
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            kind: "guarantor" | "employment";
+                            verificationId: number;
+                            /** @description The customer's reference of the verification */
+                            reference: string;
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            status: "pending" | "expired";
+                            recipient: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the invitation was made
+                             */
+                            createdAt: string;
+                            sentAt: string | null;
+                            sendError: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the link stops working
+                             */
+                            expiresAt: string;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                        /** @description Whether SMTP_URL is set, so invitations can be sent again */
+                        mailConfigured: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleInvitationCounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            pending: number;
+                            /** @description Expired unanswered in the last 30 days */
+                            expired: number;
+                        }[];
+                        expiredWindowDays: number;
+                        mailConfigured: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleResendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "guarantor" | "employment";
+                verificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sent: boolean;
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                /** @description Part of the email or name of the person who acted */
+                actor?: string;
+                /** @description member: a customer in the portal; operator: in the console; cli: the server command line; system: the service itself */
+                actorKind?: "member" | "operator" | "cli" | "system";
+                /** @description An action (funding.confirmed), or a family ending in a dot (funding.) */
+                action?: string;
+                /** @description First day (YYYY-MM-DD, a day in Lagos time) */
+                from?: string;
+                /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
+                to?: string;
+                /** @description Part of the target (a reference, an email, a webhook id), or of the email or name of the person it names */
+                q?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            orgId: string | null;
+                            orgName: string | null;
+                            actor: {
+                                /** @description member: a customer in the portal; operator: in the console; cli: the server command line; system: the service itself */
+                                kind: "member" | "operator" | "cli" | "system";
+                                personId: string | null;
+                                name: string | null;
+                                email: string | null;
+                            };
+                            /** @description A dotted verb: member.role_changed, funding.confirmed, webhook.resent, … */
+                            action: string;
+                            target: string | null;
+                            targetPerson: {
+                                name: string;
+                                email: string;
+                            } | null;
+                            /** @description The state before (JSON), or null */
+                            before: unknown;
+                            /** @description The state after (JSON), or null */
+                            after: unknown;
+                        }[];
+                        /** @description How many events match, counted up to 10000 */
+                        total: number;
+                        /** @description True when more than 10000 match */
+                        totalCapped: boolean;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListAuditActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: string[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleExportAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                /** @description Part of the email or name of the person who acted */
+                actor?: string;
+                /** @description member: a customer in the portal; operator: in the console; cli: the server command line; system: the service itself */
+                actorKind?: "member" | "operator" | "cli" | "system";
+                /** @description An action (funding.confirmed), or a family ending in a dot (funding.) */
+                action?: string;
+                /** @description First day (YYYY-MM-DD, a day in Lagos time) */
+                from?: string;
+                /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
+                to?: string;
+                /** @description Part of the target (a reference, an email, a webhook id), or of the email or name of the person it names */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv; charset=utf-8 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        email: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description Wallet, in kobo (₦1 = 100 kobo) */
+                        balance: number;
+                        access: {
+                            /** @description Live API access on */
+                            enabled: boolean;
+                            riskLevel: "NONE" | "LOW" | "MEDIUM" | "HIGH";
+                            payloadType: "FULL" | "HALF";
+                            rateLimitPerMinute: number | null;
+                            pendingRequest: {
+                                id: string;
+                                status: "pending" | "approved" | "declined";
+                                riskLevel: "NONE" | "LOW" | "MEDIUM" | "HIGH";
+                                payloadType: "FULL" | "HALF";
+                                useCase: string | null;
+                                decidedRiskLevel: ("NONE" | "LOW" | "MEDIUM" | "HIGH") | null;
+                                decidedPayloadType: ("FULL" | "HALF") | null;
+                                declineReason: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                decidedAt: string | null;
+                            } | null;
+                        };
+                        members: {
+                            personId: string;
+                            name: string;
+                            email: string;
+                            role: "owner" | "admin" | "developer" | "viewer";
+                            /** Format: date-time */
+                            joinedAt: string;
+                        }[];
+                        /** @description Current and rolled secrets, newest first (the latest 20) */
+                        secrets: {
+                            mode: "test" | "live";
+                            /** @description Prefix and last four characters; never the secret */
+                            hint: string;
+                            /** @description expiring: rolled, still working until revokedAt */
+                            status: "active" | "expiring" | "revoked";
+                            /** Format: date-time */
+                            createdAt: string;
+                            lastUsedAt: string | null;
+                            revokedAt: string | null;
+                        }[];
+                        /** @description Test, then live */
+                        webhooks: {
+                            mode: "test" | "live";
+                            url: string | null;
+                            /** @description circuit_open: 10 or more consecutive failed attempts, so the delivery workers hold its deliveries between probes; failing: fewer; idle: no attempts among its newest 1000 deliveries */
+                            state: "no_endpoint" | "idle" | "healthy" | "failing" | "circuit_open";
+                            /** @description Failed attempts since the last successful one */
+                            consecutiveFailures: number;
+                            failingSince: string | null;
+                            lastSuccessAt: string | null;
+                            lastFailure: {
+                                /** Format: date-time */
+                                at: string;
+                                statusCode: number | null;
+                                error: string | null;
+                            } | null;
+                            /** @description Deliveries waiting to be delivered */
+                            backlog: number;
+                            /** @description More are waiting than the count goes up to */
+                            backlogCapped: boolean;
+                            oldestPendingAt: string | null;
+                        }[];
+                        /** @description The last 30 days, test then live */
+                        usage: {
+                            mode: "test" | "live";
+                            /** @description First day (Lagos time) */
+                            from: string;
+                            /** @description Last day (today) */
+                            to: string;
+                            /** @description Check types used, most first */
+                            types: {
+                                type: string;
+                                label: string;
+                                count: number;
+                                /** @description Charged, in kobo (₦1 = 100 kobo) */
+                                amount: number;
+                            }[];
+                            total: {
+                                count: number;
+                                /** @description Charged, in kobo (₦1 = 100 kobo) */
+                                amount: number;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListLedger: {
+        parameters: {
+            query?: {
+                /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                kind?: "credit" | "charge" | "refund" | "debit";
+                /** @description First day (YYYY-MM-DD, a day in Lagos time) */
+                from?: string;
+                /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
+                to?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                            kind: "credit" | "charge" | "refund" | "debit";
+                            /** @description Signed: credits and refunds positive, charges and debits negative, in kobo (₦1 = 100 kobo) */
+                            amount: number;
+                            /** @description The balance right after this entry, in kobo (₦1 = 100 kobo) */
+                            balanceAfter: number;
+                            description: string;
+                            /**
+                             * Format: date-time
+                             * @description When
+                             */
+                            createdAt: string;
+                            operator: {
+                                id: string;
+                                name: string;
+                                email: string;
+                            } | null;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleExportLedger: {
+        parameters: {
+            query?: {
+                /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                kind?: "credit" | "charge" | "refund" | "debit";
+                /** @description First day (YYYY-MM-DD, a day in Lagos time) */
+                from?: string;
+                /** @description Last day, inclusive (YYYY-MM-DD, a day in Lagos time) */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv; charset=utf-8 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleAdjustWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    direction: "credit" | "debit";
+                    /** @description Kobo: 1 to 10000000000 (₦100,000,000) */
+                    amount: number;
+                    /** @description Why, for the audit log and the customer */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The balance after, in kobo (₦1 = 100 kobo) */
+                        balance: number;
+                        entry: {
+                            id: number;
+                            /** @description credit: a funding (a confirmed transfer, or a credit by the operator); charge: a live check; refund: a charge given back (a cancelled verification); debit: money taken off by the operator (a correction), with the reason */
+                            kind: "credit" | "charge" | "refund" | "debit";
+                            /** @description Signed: credits and refunds positive, charges and debits negative, in kobo (₦1 = 100 kobo) */
+                            amount: number;
+                            /** @description The balance right after this entry, in kobo (₦1 = 100 kobo) */
+                            balanceAfter: number;
+                            description: string;
+                            /**
+                             * Format: date-time
+                             * @description When
+                             */
+                            createdAt: string;
+                            operator: {
+                                id: string;
+                                name: string;
+                                email: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListPrices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The check's type, as usage and the ledger name it */
+                            type: string;
+                            label: string;
+                            /** @description Price of one check in live mode, in kobo (₦1 = 100 kobo) */
+                            amount: number;
+                            /** @description Set by the operator for this installation rather than the built-in default */
+                            custom: boolean;
+                            /** @description The built-in price, in force when none is set, in kobo (₦1 = 100 kobo) */
+                            defaultPrice: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSetPrice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The check type, e.g. nin */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Kobo per check in live mode */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The check's type, as usage and the ledger name it */
+                        type: string;
+                        label: string;
+                        /** @description Price of one check in live mode, in kobo (₦1 = 100 kobo) */
+                        amount: number;
+                        /** @description Set by the operator for this installation rather than the built-in default */
+                        custom: boolean;
+                        /** @description The built-in price, in force when none is set, in kobo (₦1 = 100 kobo) */
+                        defaultPrice: number;
+                        /** @description The price in force before, in kobo (₦1 = 100 kobo) */
+                        before: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    fieldMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentId: string;
+                        name: string;
+                        email: string;
+                        states: string[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    fieldListTasks: {
+        parameters: {
+            query?: {
+                /** @description The phone's position; with longitude, the nearest tasks come first */
+                latitude?: number;
+                longitude?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sortedBy: "distance" | "due";
+                        data: {
+                            /** @enum {string} */
+                            kind: "address" | "business";
+                            id: number;
+                            reference: string;
+                            assignedAt: string;
+                            /** @description Empty until the visit is started */
+                            visitStartedAt: string;
+                            place: {
+                                street: string;
+                                city: string;
+                                landmark: string;
+                                lga: string;
+                                state: string;
+                                country: string;
+                            };
+                            contact: {
+                                name: string;
+                                /** @description Empty when the customer did not allow contact */
+                                phone: string;
+                            };
+                            business?: {
+                                name: string;
+                                type: string;
+                                rcNumber: string;
+                            };
+                            /** @description The operator's note when an earlier report of this visit was sent back */
+                            reviewNote?: string;
+                            /**
+                             * Format: date-time
+                             * @description 72 hours after the verification was made
+                             */
+                            dueAt: string;
+                            overdue: boolean;
+                            /** @description Opens the place in the phone's maps app (a Google Maps search link) */
+                            mapsUrl: string;
+                            distanceKm: number | null;
+                            capture: {
+                                photos: {
+                                    min: number;
+                                    max: number;
+                                };
+                                /** @description What to photograph and ask, in the order of a visit */
+                                checklist: string[];
+                                /** @description The report fields this kind of visit takes besides outcome, position and photos */
+                                findings: string[];
+                                /** @description The reasons a failed outcome may give; the first is the default */
+                                failReasons: string[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    fieldStartTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "address" | "business";
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    fieldReportTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required: a new UUID for each report */
+                "idempotency-key"?: string;
+            };
+            path: {
+                kind: "address" | "business";
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @enum {string} */
+                    outcome: "verified" | "failed";
+                    /** @description For a failed outcome: one of the documented reasons (docs/states.md); default address/business not found */
+                    reason?: string;
+                    latitude: number;
+                    longitude: number;
+                    neighborName?: string;
+                    neighborComment?: string;
+                    neighborPhone?: string;
+                    /** @description Alias of neighborName */
+                    neighbourName?: string;
+                    /** @description Alias of neighborComment */
+                    neighbourComment?: string;
+                    /** @description Alias of neighborPhone */
+                    neighbourPhone?: string;
+                    /** @description Business visits only; "true"/"false" strings are accepted */
+                    isBusinessKnown?: boolean;
+                    /** @description Business visits only; "true"/"false" strings are accepted */
+                    isBusinessOwnerKnown?: boolean;
+                    /** @description Business visits only; "true"/"false" strings are accepted */
+                    ownerVisitsFrequently?: boolean;
+                    /** @description Business visits only; "true"/"false" strings are accepted */
+                    isCorrectBusinessName?: boolean;
+                    /** @description Business visits only: the name on site */
+                    businessNameFound?: string;
+                    /** @description Business visits only: e.g. commercial, residential */
+                    businessArea?: string;
+                    /** @description 1 to 10 JPEG, PNG or WebP files */
+                    photos?: Blob[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        /** @enum {string} */
+                        kind: "address" | "business";
+                        id: number;
+                        /** @enum {string} */
+                        outcome: "verified" | "failed";
+                        reason: string | null;
+                        flaggedForReview: boolean;
+                        reviewReason: string | null;
+                        /** Format: date-time */
+                        filedAt: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListAgents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            email: string;
+                            /** @description E.164 */
+                            phone: string;
+                            /** @description Canonical state names covered */
+                            states: string[];
+                            /** @description "State/LGA" entries; a state with none listed is covered whole */
+                            lgas: string[];
+                            active: boolean;
+                            /** @description Open visits assigned, not counting reports in review */
+                            openTasks: number;
+                            completedVisits: number;
+                            /** @description Field-app account: none yet, invited (the link not used yet), active (signed in at least once) */
+                            account: "none" | "invited" | "active";
+                            inviteExpiresAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleCreateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    email: string;
+                    /** @description Nigerian phone number */
+                    phone: string;
+                    /** @description States in any accepted spelling ("lagos", "Abuja") */
+                    states: string[];
+                    /** @description "State/LGA", e.g. "Lagos/Eti-Osa"; an LGA adds its state */
+                    lgas?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agent: {
+                            id: string;
+                            name: string;
+                            email: string;
+                            /** @description E.164 */
+                            phone: string;
+                            /** @description Canonical state names covered */
+                            states: string[];
+                            /** @description "State/LGA" entries; a state with none listed is covered whole */
+                            lgas: string[];
+                            active: boolean;
+                            /** @description Open visits assigned, not counting reports in review */
+                            openTasks: number;
+                            completedVisits: number;
+                            /** @description Field-app account: none yet, invited (the link not used yet), active (signed in at least once) */
+                            account: "none" | "invited" | "active";
+                            inviteExpiresAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        invitation: {
+                            /** @description One-time link that sets the password and opens the field app; shown only in this answer (and the mail) */
+                            signInLink: string;
+                            /** Format: date-time */
+                            linkExpiresAt: string;
+                            /** @description Where the link was mailed */
+                            email: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agent: {
+                            id: string;
+                            name: string;
+                            email: string;
+                            /** @description E.164 */
+                            phone: string;
+                            /** @description Canonical state names covered */
+                            states: string[];
+                            /** @description "State/LGA" entries; a state with none listed is covered whole */
+                            lgas: string[];
+                            active: boolean;
+                            /** @description Open visits assigned, not counting reports in review */
+                            openTasks: number;
+                            completedVisits: number;
+                            /** @description Field-app account: none yet, invited (the link not used yet), active (signed in at least once) */
+                            account: "none" | "invited" | "active";
+                            inviteExpiresAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        openTasks: {
+                            kind: "address" | "business";
+                            id: number;
+                            reference: string;
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            place: {
+                                street: string;
+                                city: string;
+                                landmark: string;
+                                lga: string;
+                                state: string;
+                                country: string;
+                            };
+                            business: {
+                                name: string;
+                                type: string;
+                                rcNumber: string;
+                            } | null;
+                            agentId: string | null;
+                            agentName: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            dueAt: string;
+                            assignedAt: string | null;
+                            /** @description Empty until the visit is started */
+                            visitStartedAt: string;
+                            reviewNote: string | null;
+                            /** @description A report waits in the review queue */
+                            inReview: boolean;
+                        }[];
+                        completedVisits: {
+                            kind: "address" | "business";
+                            id: number;
+                            reference: string;
+                            orgId: string;
+                            orgName: string;
+                            place: {
+                                street: string;
+                                city: string;
+                                landmark: string;
+                                lga: string;
+                                state: string;
+                                country: string;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            completedAt: string;
+                            outcome: "verified" | "not_verified";
+                            flaggedForReview: boolean;
+                            reviewReason: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSetAgentCoverage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description States in any accepted spelling ("lagos", "Abuja") */
+                    states: string[];
+                    /** @description "State/LGA", e.g. "Lagos/Eti-Osa"; an LGA adds its state */
+                    lgas?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        email: string;
+                        /** @description E.164 */
+                        phone: string;
+                        /** @description Canonical state names covered */
+                        states: string[];
+                        /** @description "State/LGA" entries; a state with none listed is covered whole */
+                        lgas: string[];
+                        active: boolean;
+                        /** @description Open visits assigned, not counting reports in review */
+                        openTasks: number;
+                        completedVisits: number;
+                        /** @description Field-app account: none yet, invited (the link not used yet), active (signed in at least once) */
+                        account: "none" | "invited" | "active";
+                        inviteExpiresAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleInviteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One-time link that sets the password and opens the field app; shown only in this answer (and the mail) */
+                        signInLink: string;
+                        /** Format: date-time */
+                        linkExpiresAt: string;
+                        /** @description Where the link was mailed */
+                        email: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleDeactivateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Agent id */
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agent: {
+                            id: string;
+                            name: string;
+                            email: string;
+                            /** @description E.164 */
+                            phone: string;
+                            /** @description Canonical state names covered */
+                            states: string[];
+                            /** @description "State/LGA" entries; a state with none listed is covered whole */
+                            lgas: string[];
+                            active: boolean;
+                            /** @description Open visits assigned, not counting reports in review */
+                            openTasks: number;
+                            completedVisits: number;
+                            /** @description Field-app account: none yet, invited (the link not used yet), active (signed in at least once) */
+                            account: "none" | "invited" | "active";
+                            inviteExpiresAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        moved: {
+                            kind: "address" | "business";
+                            id: number;
+                            agentId: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListFieldTasks: {
+        parameters: {
+            query?: {
+                unassigned?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            kind: "address" | "business";
+                            id: number;
+                            reference: string;
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            place: {
+                                street: string;
+                                city: string;
+                                landmark: string;
+                                lga: string;
+                                state: string;
+                                country: string;
+                            };
+                            business: {
+                                name: string;
+                                type: string;
+                                rcNumber: string;
+                            } | null;
+                            agentId: string | null;
+                            agentName: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            dueAt: string;
+                            assignedAt: string | null;
+                            /** @description Empty until the visit is started */
+                            visitStartedAt: string;
+                            reviewNote: string | null;
+                            /** @description A report waits in the review queue */
+                            inReview: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleAssignFieldTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "address" | "business";
+                /** @description Verification id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        kind: "address" | "business";
+                        id: number;
+                        reference: string;
+                        orgId: string;
+                        orgName: string;
+                        mode: "test" | "live";
+                        place: {
+                            street: string;
+                            city: string;
+                            landmark: string;
+                            lga: string;
+                            state: string;
+                            country: string;
+                        };
+                        business: {
+                            name: string;
+                            type: string;
+                            rcNumber: string;
+                        } | null;
+                        agentId: string | null;
+                        agentName: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        dueAt: string;
+                        assignedAt: string | null;
+                        /** @description Empty until the visit is started */
+                        visitStartedAt: string;
+                        reviewNote: string | null;
+                        /** @description A report waits in the review queue */
+                        inReview: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            kind: "address" | "business";
+                            id: number;
+                            reference: string;
+                            orgId: string;
+                            orgName: string;
+                            mode: "test" | "live";
+                            place: {
+                                street: string;
+                                city: string;
+                                landmark: string;
+                                lga: string;
+                                state: string;
+                                country: string;
+                            };
+                            contact: {
+                                name: string;
+                                phone: string;
+                            };
+                            business?: {
+                                name: string;
+                                type: string;
+                                rcNumber: string;
+                            };
+                            agent: {
+                                id: string;
+                                name: string;
+                                active: boolean;
+                            } | null;
+                            reviewReason: string;
+                            reasons: string[];
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            dueAt: string;
+                            assignedAt: string | null;
+                            visitStartedAt: string;
+                            /** Format: date-time */
+                            filedAt: string;
+                            late: boolean;
+                            report: {
+                                outcome: "verified" | "failed";
+                                reason: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                kmOutsideState: number | null;
+                                neighbor: {
+                                    name: string;
+                                    comment: string;
+                                    phone: string;
+                                };
+                                /** @description Business visits */
+                                findings: {
+                                    isBusinessKnown?: boolean;
+                                    isBusinessOwnerKnown?: boolean;
+                                    ownerVisitsFrequently?: boolean;
+                                    isCorrectBusinessName?: boolean;
+                                    businessNameFound?: string;
+                                    businessArea?: string;
+                                };
+                                /** @description Signed photo links */
+                                photos: string[];
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleApproveReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "address" | "business";
+                /** @description Verification id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSendBackReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "address" | "business";
+                /** @description Verification id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    note: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleReassignReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "address" | "business";
+                /** @description Verification id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId: string;
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
                     };
                 };
             };

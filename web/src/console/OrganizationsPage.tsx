@@ -1,7 +1,8 @@
-import { Badge, Button, Group, Modal, Stack, Text, Textarea, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Modal, Stack, Text, Textarea, TextInput, Title, VisuallyHidden } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, errorMessage, unwrap } from '../api/client';
 import type { operations } from '../api/schema';
@@ -51,7 +52,15 @@ export function OrganizationsPage() {
           page={{ offset, limit: PAGE, total: list.data.total, onChange: setOffset }}
           minWidth={820}
           columns={[
-            { key: 'name', header: 'Organization', cell: (row) => row.name },
+            {
+              key: 'name',
+              header: 'Organization',
+              cell: (row) => (
+                <Anchor component={Link} to={`/console/organizations/${row.id}`}>
+                  {row.name}
+                </Anchor>
+              ),
+            },
             {
               key: 'access',
               header: 'Live API',

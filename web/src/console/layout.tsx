@@ -8,6 +8,7 @@ const NAV = [
   { to: '/console', label: 'Access requests' },
   { to: '/console/organizations', label: 'Organizations' },
   { to: '/console/fundings', label: 'Fundings' },
+  { to: '/console/prices', label: 'Prices' },
 ] as const;
 
 /** The operator console's frame: operators only (the server refuses everyone else too). */

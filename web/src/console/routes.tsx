@@ -5,6 +5,8 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
   return [
     lazyPage(parent, '/', () => import('./AccessRequestsPage'), 'AccessRequestsPage'),
     lazyPage(parent, '/organizations', () => import('./OrganizationsPage'), 'OrganizationsPage'),
+    lazyPage(parent, '/organizations/$orgId', () => import('./OrganizationPage'), 'OrganizationPage'),
+    lazyPage(parent, '/prices', () => import('./PricesPage'), 'PricesPage'),
     lazyPage(parent, '/fundings', () => import('./FundingsPage'), 'FundingsPage'),
   ];
 }

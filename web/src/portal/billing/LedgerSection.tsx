@@ -8,11 +8,13 @@ import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg } from '../context';
 
 const LIMIT = 20;
-type Kind = 'credit' | 'charge' | 'refund';
+type Kind = 'credit' | 'charge' | 'refund' | 'debit';
 const KIND_LABELS: Record<Kind, { label: string; colour: string }> = {
   credit: { label: 'Funding', colour: 'teal' },
   charge: { label: 'Charge', colour: 'gray' },
   refund: { label: 'Refund', colour: 'blue' },
+  // Money your account manager took off (a correction); the description says why.
+  debit: { label: 'Debit', colour: 'red' },
 };
 
 /** Every balance change, newest first: filter by kind and days, page through, download as CSV. */
@@ -45,7 +47,7 @@ export function LedgerSection() {
               Ledger
             </Title>
             <Text size="sm" c="dimmed">
-              Every change to the wallet: fundings, charges for live checks, refunds of cancelled verifications.
+              Every change to the wallet: fundings, charges for live checks, refunds of cancelled verifications, corrections by your account manager.
             </Text>
           </div>
           <Button component="a" href={csv} download variant="default" size="sm">
