@@ -191,7 +191,11 @@ describe('the app with photos on S3', () => {
     const org = await ctx.org({ riskLevel: 'LOW', fund: 10_000_000 });
     const agent = await createAgent(ctx.database.db, { name: 'S3 Agent', email: `${phone}@agents.example`, phone, states: ['Lagos'] });
     const created = (await client(ctx.app).post('/v1/verifications/addresses', org.liveSecret, ADDRESS_BODY)).json().data;
-    const form = multipartBody({ outcome: 'verified', latitude: 6.45, longitude: 3.47 }, [{ filename: 'a.jpg', type: 'image/jpeg', bytes: jpeg }]);
+    // Two photos: a verified address with one is held for review (docs/field-agents.md).
+    const form = multipartBody({ outcome: 'verified', latitude: 6.45, longitude: 3.47 }, [
+      { filename: 'a.jpg', type: 'image/jpeg', bytes: jpeg },
+      { filename: 'b.jpg', type: 'image/jpeg', bytes: jpeg },
+    ]);
     const res = await ctx.app.inject({
       method: 'POST',
       url: `/v1/agent/tasks/address/${created.id}/report`,

@@ -257,6 +257,7 @@ describe('address verifications', () => {
     expect((await ctx.app.inject({ method: 'POST', url: `/v1/agent/tasks/address/${id}/start`, headers: agent })).statusCode).toBe(200);
     const form = multipartBody({ outcome: 'verified', latitude: 6.4474, longitude: 3.4723, neighborName: 'Iya Basira', neighborComment: 'Knows the applicant' }, [
       { filename: 'front.jpg', type: 'image/jpeg', bytes: photo },
+      { filename: 'street.jpg', type: 'image/jpeg', bytes: photo },
     ]);
     const report = await ctx.app.inject({ method: 'POST', url: `/v1/agent/tasks/address/${id}/report`, headers: { ...agent, ...form.headers }, payload: form.payload });
     expect(report.statusCode, report.body).toBe(200);
@@ -268,7 +269,7 @@ describe('address verifications', () => {
       { label: 'Neighbour', value: 'Iya Basira' },
       { label: 'Neighbour said', value: 'Knows the applicant' },
     ]);
-    expect(detail.photos).toHaveLength(1);
+    expect(detail.photos).toHaveLength(2);
     const photoUrl = new URL(detail.photos[0]);
     expect(photoUrl.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
     const download = await ctx.app.inject({ method: 'GET', url: `${photoUrl.pathname}${photoUrl.search}` });

@@ -67,6 +67,7 @@ describe('photo links in webhook bodies', () => {
     const id = created.json().data.id as number;
     const form = multipartBody({ outcome: 'verified', latitude: 6.4474, longitude: 3.4723, neighborName: 'Iya Basira', neighborComment: 'Knows her' }, [
       { filename: 'front.jpg', type: 'image/jpeg', bytes: jpeg },
+      { filename: 'street.jpg', type: 'image/jpeg', bytes: jpeg },
     ]);
     const filed = await ctx.app.inject({ method: 'POST', url: `/v1/agent/tasks/address/${id}/report`, headers: { ...bearer(credential), ...form.headers }, payload: form.payload });
     expect(filed.statusCode).toBe(200);
