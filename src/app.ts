@@ -22,6 +22,7 @@ import type { Registry } from './identities/registry/registry.js';
 import { SandboxRegistry } from './identities/registry/sandbox.js';
 import { identityRoutes } from './identities/routes.js';
 import { UpstreamRouter, type RouterSettings } from './identities/upstreams/router.js';
+import { openKeyring } from './platform/crypto/open.js';
 import type { Database } from './platform/db/database.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
@@ -106,6 +107,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler,
     schemaController: lazySchemaController(),
   });
+  // Personal data is encrypted at rest: the keyring is loaded before any route can touch it.
+  if (!database.protection.keyring) await openKeyring(database, config, { poll: true });
+  app.addHook('onClose', async () => database.protection.keyring?.close());
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
   registerSecurityHeaders(app, { contentSecurityPolicy: { directives: contentSecurity(config) } });
@@ -162,7 +166,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls, matcher: options.faceMatcher });
 
   // Field verifications: address and business records, the agents who visit, and their photos.
-  const fileStore = openFileStore(config);
+  const fileStore = openFileStore(config, database.protection);
   const urls = fileUrls(await loadSigningKey(database.db), config.publicUrl);
   await app.register(addressRoutes, { db: database.db, urls });
   await app.register(businessRoutes, { db: database.db, urls });

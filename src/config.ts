@@ -29,10 +29,16 @@ export interface Config {
   /** Behind a reverse proxy: take the client's address from X-Forwarded-For (per-IP limits need it). */
   trustProxy: boolean;
   /**
-   * VOUCH_ENCRYPTION_KEY: 32 bytes (64 hex digits, or base64) that encrypt upstream credentials.
+   * VOUCH_ENCRYPTION_KEY: 32 bytes (64 hex digits, or base64): the key-encryption key of personal
+   * data at rest (it wraps the data keys, docs/data-protection.md) and of upstream credentials.
    * Absent on the embedded database means a key generated into the data folder (encryption.key).
    */
   encryptionKey: Buffer | undefined;
+  /**
+   * VOUCH_ENCRYPTION_KEY_PREVIOUS: during a change of VOUCH_ENCRYPTION_KEY, the old key, so the
+   * data keys it wrapped can be read until `vouch keys rotate` re-wraps them (docs/data-protection.md).
+   */
+  encryptionKeyPrevious: Buffer | undefined;
   /** Requests per minute: per API secret (VOUCH_RATE_LIMIT) and per client address (VOUCH_RATE_LIMIT_PER_ADDRESS). */
   rateLimits: { perSecret: number; perAddress: number };
   /** VOUCH_METRICS_TOKEN: the bearer token of `GET /metrics`; absent means no metrics route. */
@@ -123,7 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
   const s3 = readS3(env);
   const trustProxy = readFlag(env, 'VOUCH_TRUST_PROXY', false);
   const bank = readBank(env);
-  const encryptionKey = readEncryptionKey(env);
+  const encryptionKey = readEncryptionKey(env, 'VOUCH_ENCRYPTION_KEY');
+  const encryptionKeyPrevious = readEncryptionKey(env, 'VOUCH_ENCRYPTION_KEY_PREVIOUS');
   const metricsToken = readToken(env, 'VOUCH_METRICS_TOKEN');
   const rateLimits = { perSecret: readInt(env, 'VOUCH_RATE_LIMIT', 6_000, 1, 100_000_000), perAddress: readInt(env, 'VOUCH_RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000) };
   return {
@@ -145,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     bank,
     encryptionKey,
+    encryptionKeyPrevious,
     metricsToken,
     rateLimits,
   };
@@ -160,8 +168,8 @@ function readToken(env: Env, name: string): string | undefined {
 }
 
 /** 32 bytes written as 64 hex digits or as base64 (`openssl rand -base64 32`). */
-function readEncryptionKey(env: Env): Buffer | undefined {
-  const raw = env.VOUCH_ENCRYPTION_KEY?.trim();
+function readEncryptionKey(env: Env, name: 'VOUCH_ENCRYPTION_KEY' | 'VOUCH_ENCRYPTION_KEY_PREVIOUS'): Buffer | undefined {
+  const raw = env[name]?.trim();
   if (!raw) return undefined;
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
   if (/^[A-Za-z0-9+/]{43}=?$/.test(raw) || /^[A-Za-z0-9_-]{43}$/.test(raw)) {
@@ -169,7 +177,7 @@ function readEncryptionKey(env: Env): Buffer | undefined {
     if (key.length === 32) return key;
   }
   // The value is a secret: say what is wrong without echoing it.
-  throw new ConfigError('VOUCH_ENCRYPTION_KEY', 'must be 32 bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)');
+  throw new ConfigError(name, 'must be 32 bytes written as 64 hex digits or as base64 (e.g. `openssl rand -base64 32`)');
 }
 
 function readBank(env: Env): BankDetails | undefined {

@@ -1,6 +1,10 @@
 import { buildApp } from './app.js';
+import { asCliError } from './cli/support.js';
 import { loadConfig } from './config.js';
 import { seedDemo } from './demo.js';
+import { openFileStore } from './files/open-store.js';
+import { openKeyring } from './platform/crypto/open.js';
+import { sealLegacyInBackground } from './platform/crypto/seal.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { startWorker } from './worker.js';
@@ -10,8 +14,15 @@ export async function serve(): Promise<void> {
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
   await migrate(database.db);
+  // Personal data is encrypted at rest (docs/data-protection.md): no key, no start.
+  await openKeyring(database, config, { poll: true }).catch(async (err: unknown) => {
+    await database.close();
+    throw asCliError(err);
+  });
   const demo = config.demo ? await seedDemo(database.db) : undefined;
   const app = await buildApp({ config, database });
+  // Rows stored before encryption existed are encrypted now, in batches, while the API serves.
+  sealLegacyInBackground(database, openFileStore(config, database.protection), app.log);
   const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {

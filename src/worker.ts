@@ -1,6 +1,8 @@
 import pino, { type LoggerOptions } from 'pino';
 import { loadConfig } from './config.js';
 import type { BackgroundTask, RunningTask, WorkerContext } from './platform/background.js';
+import { asCliError } from './cli/support.js';
+import { openKeyring } from './platform/crypto/open.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { loggerOptions } from './platform/logging.js';
@@ -58,6 +60,11 @@ export async function runWorkerProcess(): Promise<void> {
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
   await migrate(database.db);
+  // Webhook bodies are stored encrypted: the worker decrypts them to send them.
+  await openKeyring(database, config, { poll: true }).catch(async (err: unknown) => {
+    await database.close();
+    throw asCliError(err);
+  });
   const logger = pino(loggerOptions(config.logLevel) as LoggerOptions);
   const worker = await startWorker({ database, config, logger });
   let closing = false;

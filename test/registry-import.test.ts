@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { normalizePhone } from '../src/identities/matching.js';
 import { cacKey, type IdentityType, type RecordOf } from '../src/identities/records.js';
 import { EmbeddedRegistry } from '../src/identities/registry/embedded.js';
+import { keyringOf } from '../src/platform/crypto/fields.js';
 import { importRegistry, type ImportProgress } from '../src/identities/registry/import.js';
 import { DATE_FIELDS, vninId } from '../src/identities/registry/import-records.js';
 import { bearer, buildTestContext, type TestContext } from './helpers/app.js';
@@ -81,6 +82,27 @@ describe('registry import', () => {
     }
     // A BVN's phone is not a NIN-by-phone key.
     expect(await registry.findNinByPhone('+2348091112222')).toBeUndefined();
+  });
+
+  it('stores no number, phone or record in clear: blind-indexed keys and phones, encrypted records', async () => {
+    await importRegistry(db(), jsonl([line('nin', RECORDS.nin), line('bvn', RECORDS.bvn)]));
+    const { rows } = await sql<{ type: string; key: string; phone: string | null; record: string; record_mac: string }>`
+      select type, key, phone, record::text as record, record_mac from registry_records order by type`.execute(db().withoutPlugins());
+    expect(rows.map((row) => row.type)).toEqual(['bvn', 'nin']);
+    const keyring = keyringOf(db());
+    expect(rows[0]!.key).toBe(keyring.blindIndex('bvn', RECORDS.bvn.bvn));
+    expect(rows[1]!.key).toBe(keyring.blindIndex('nin', RECORDS.nin.nin));
+    expect(rows[1]!.phone).toBe(keyring.blindIndex('phone', '+2348031234567'));
+    expect(rows[0]!.phone).toBeNull();
+    const raw = JSON.stringify(rows);
+    for (const value of [RECORDS.bvn.bvn, RECORDS.nin.nin, '8031234567', '0803 123 4567', RECORDS.nin.firstname, RECORDS.bvn.firstname]) expect(raw).not.toContain(value);
+    for (const row of rows) {
+      expect(row.record).toMatch(/^"vx1:[0-9a-f]{8}:[A-Za-z0-9_-]+"$/);
+      expect(row.key).toMatch(/^[0-9a-f]{64}$/);
+      expect(row.record_mac).toMatch(/^[0-9a-f]{64}$/);
+    }
+    // Read through the app's database, the record is the record.
+    expect((await db().selectFrom('registry_records').select('record').where('type', '=', 'nin').executeTakeFirstOrThrow()).record).toEqual(RECORDS.nin);
   });
 
   it('keeps a NIN whose phone is not a valid number, without a phone key', async () => {
@@ -417,21 +439,24 @@ describe('registry import', () => {
   });
 
   it('stops with the database error keeping whole batches; a re-run stores every good record exactly once', async () => {
-    await db().schema.alterTable('registry_records').addCheckConstraint('no_poison', sql`key <> '22200000099'`).execute();
+    // Keys are stored as blind indexes (docs/data-protection.md).
+    const index = (number: string) => keyringOf(db()).blindIndex('bvn', number);
+    await db().schema.alterTable('registry_records').addCheckConstraint('no_poison', sql`key <> ${sql.lit(index('22200000099'))}`).execute();
     const numbers = ['22200000071', '22200000072', '22200000099', '22200000073', '22200000074', '22200000075', '22200000076', '22200000077'];
     const file = numbers.map((number) => bvn(number));
     try {
       await expect(importRegistry(db(), jsonl(file), { batchSize: 2 })).rejects.toThrow(/no_poison/);
       const stored = (await db().selectFrom('registry_records').select('key').orderBy('key').execute()).map((row) => row.key);
       // The third batch may have been written beside the failed second one; the fourth never is.
-      expect([['22200000071', '22200000072'], ['22200000071', '22200000072', '22200000074', '22200000075']]).toContainEqual(stored);
+      const expected = [['22200000071', '22200000072'], ['22200000071', '22200000072', '22200000074', '22200000075']].map((keys) => keys.map(index).sort());
+      expect(expected).toContainEqual(stored);
     } finally {
       await db().schema.alterTable('registry_records').dropConstraint('no_poison').execute();
     }
     const stored = await count();
     expect(await importRegistry(db(), jsonl(file), { batchSize: 2 })).toMatchObject(counts(8, { new: 8 - stored, unchanged: stored }));
     const keys = await db().selectFrom('registry_records').select(['type', 'key']).execute();
-    expect(keys.map((row) => row.key).sort()).toEqual([...numbers].sort());
+    expect(keys.map((row) => row.key).sort()).toEqual(numbers.map(index).sort());
   });
 
   it('completes a file with a bad line in the middle once the line is fixed, adding only that record', async () => {

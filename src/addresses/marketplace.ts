@@ -4,6 +4,7 @@ import { maskIdentifier } from '../identities/lookups.js';
 import { namesMatch } from '../identities/matching.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { addressIdentityIndex, keyringOf } from '../platform/crypto/fields.js';
 import { canonicalIdNumber, identityKey, type IdClass } from './input.js';
 import { renderAddress, type AddressRecord } from './render.js';
 
@@ -67,7 +68,7 @@ export async function findVerifiedAddress(db: Kysely<DB>, mode: Mode, query: Mar
     .selectAll()
     .where('mode', '=', mode)
     .where('status', '=', 'verified')
-    .where('applicant_id_key', '=', identityKey(ID_CLASS[query.idType], idNumber))
+    .where('applicant_id_key', '=', addressIdentityIndex(keyringOf(db), identityKey(ID_CLASS[query.idType], idNumber)))
     .where('completed_at', '>=', monthsBefore(now, months))
     .orderBy('completed_at', 'desc')
     .limit(CANDIDATES)

@@ -1,6 +1,10 @@
 import { InvalidArgumentError, type CommanderError } from 'commander';
 import { loadConfig, type Config } from '../config.js';
+import { DataKeyError } from '../platform/crypto/keyring.js';
+import { NoKeyringError } from '../platform/crypto/fields.js';
+import { openKeyringIfConfigured } from '../platform/crypto/open.js';
 import type { Database } from '../platform/db/database.js';
+import { EncryptionKeyMissingError } from '../platform/encryption.js';
 import { migrate } from '../platform/db/migrate.js';
 import { openConfiguredDatabase } from '../platform/db/open.js';
 
@@ -43,13 +47,26 @@ export function kobo(value: string): number {
   return Number(value);
 }
 
-/** Opens and migrates the configured database, runs `work`, and always closes it. */
+/** A key problem (missing, wrong, unknown data key) as the one line the CLI prints; other errors as they are. */
+export function asCliError(err: unknown): unknown {
+  if (err instanceof EncryptionKeyMissingError || err instanceof NoKeyringError || err instanceof DataKeyError) return new CliError(err.message);
+  return err;
+}
+
+/**
+ * Opens and migrates the configured database, loads its keyring when a key is configured (a
+ * command that then touches personal data without one fails with the line saying to set
+ * VOUCH_ENCRYPTION_KEY), runs `work`, and always closes it.
+ */
 export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
   try {
     await migrate(database.db);
+    await openKeyringIfConfigured(database, config);
     return await work(database, config);
+  } catch (err) {
+    throw asCliError(err);
   } finally {
     await database.close();
   }

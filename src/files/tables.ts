@@ -8,6 +8,8 @@ export interface UploadedFilesTable {
   content_type: string;
   size: number;
   sha256: string;
+  /** Whether the stored bytes are encrypted (0020): false only for files stored before encryption, until the first start seals them. */
+  sealed: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openTestDatabase, type TestDatabase } from './database.js';
+import { openTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
 
 export interface TestContext {
   app: FastifyInstance;
@@ -22,6 +22,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
     ...loadConfig({ VOUCH_ALLOW_PRIVATE_URLS: '1', VOUCH_WORKER: 'off', LOG_LEVEL: 'info' }),
     publicUrl: 'http://127.0.0.1:8080',
+    // The key the test databases' data keys are wrapped by (test/helpers/database.ts).
+    encryptionKey: TEST_ENCRYPTION_KEY,
     ...overrides,
   };
 }

@@ -84,6 +84,8 @@ export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   env.DATABASE_URL = url.toString();
+  // PostgreSQL has no data folder for the key: personal data needs it from the environment.
+  env.VOUCH_ENCRYPTION_KEY ??= Buffer.alloc(32, 0x5a).toString('base64');
   return {
     env,
     cleanup: async () => {

@@ -3,9 +3,23 @@ import { readFile } from 'node:fs/promises';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import type { DB } from '../../src/platform/db/schema.js';
+
+/**
+ * The key-encryption key of every test database (VOUCH_ENCRYPTION_KEY of test apps, see
+ * testConfig, and of CLI processes on PostgreSQL, see throwawayEnv).
+ */
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 0x5a);
+
+/** Loads the database's keyring under the test key, making its data keys when it has none. */
+async function withKeyring<T extends Database>(database: T): Promise<T> {
+  database.protection.keyring?.close();
+  database.protection.keyring = await Keyring.open(database.db, { kek: kekOf(TEST_ENCRYPTION_KEY) });
+  return database;
+}
 
 export interface TestDatabase extends Database {
   /** Closes the database and, on PostgreSQL, drops the throwaway database. */
@@ -29,6 +43,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   const database = await openDatabase({ url: url.toString(), poolSize: 30 });
   await migrate(database.db);
+  await withKeyring(database);
   return {
     ...database,
     url: url.toString(),
@@ -57,13 +72,16 @@ async function openEmbedded(): Promise<TestDatabase> {
     const reused = kept;
     reused.inUse = true;
     await resetToTemplate(reused.database.db, reused.template);
+    // The data keys went with the reset: new ones, as a new database would get.
+    await withKeyring(reused.database);
     return lend(reused);
   }
   const template = new Blob([await readFile(inject('pgliteTemplateDump'))]);
   const database = await openDatabase({ dataDir: 'memory://', loadDataDir: template });
   await migrate(database.db);
-  if (kept) return { ...database, cleanup: () => database.close() };
+  if (kept) return { ...(await withKeyring(database)), cleanup: () => database.close() };
   kept = { database, template: await snapshot(database.db), inUse: true };
+  await withKeyring(database);
   return lend(kept);
 }
 

@@ -69,7 +69,9 @@ describe('vouch upstream', () => {
   }, 60_000);
 
   it.runIf(onPostgres)('refuses to store a secret on PostgreSQL without VOUCH_ENCRYPTION_KEY', async () => {
-    const result = await runCli(['upstream', 'add', 'primary', '--kind', 'verifyme', '--url', 'https://verify.example.com', '--secret', SECRET, '--json'], throwaway.env);
+    const withoutKey = { ...throwaway.env };
+    delete withoutKey.VOUCH_ENCRYPTION_KEY;
+    const result = await runCli(['upstream', 'add', 'primary', '--kind', 'verifyme', '--url', 'https://verify.example.com', '--secret', SECRET, '--json'], withoutKey);
     expectFailure(result, /^vouch: VOUCH_ENCRYPTION_KEY is not set: set it to 32 random bytes/);
     expect(result.stderr).not.toContain(SECRET);
   }, 30_000);

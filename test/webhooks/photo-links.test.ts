@@ -46,7 +46,7 @@ describe('photo links in webhook bodies', () => {
     const server = Fastify();
     registerErrorHandling(server);
     const urls = fileUrls(await loadSigningKey(ctx.database.db), config.publicUrl, { now: () => now });
-    await server.register(fileRoutes, { db: ctx.database.db, store: openFileStore(config), urls });
+    await server.register(fileRoutes, { db: ctx.database.db, store: openFileStore(config, ctx.database.protection), urls });
     servers.push(server);
     return server;
   }

@@ -1,9 +1,14 @@
 import { sql, type Kysely } from 'kysely';
+import { keyringOf } from '../../platform/crypto/fields.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
+import { registryIndex } from './import.js';
 import type { Registry } from './registry.js';
 
-/** The live-mode registry held in `registry_records`, loaded by `vouch registry import`. */
+/**
+ * The live-mode registry held in `registry_records`, loaded by `vouch registry import`. Rows are
+ * found by blind index (an HMAC of the number or phone) and their records come back decrypted.
+ */
 export class EmbeddedRegistry implements Registry {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -13,7 +18,7 @@ export class EmbeddedRegistry implements Registry {
       .selectFrom('registry_records')
       .select('record')
       .where('type', '=', type)
-      .where('key', '=', key)
+      .where('key', '=', registryIndex(keyringOf(this.db), type, key))
       .executeTakeFirst();
     return row?.record as RecordOf[T] | undefined;
   }
@@ -25,7 +30,7 @@ export class EmbeddedRegistry implements Registry {
       .select('record')
       // A literal, not a parameter: a generic plan can use the partial index only if it sees 'nin'.
       .where('type', '=', sql.lit('nin'))
-      .where('phone', '=', e164Phone)
+      .where('phone', '=', keyringOf(this.db).blindIndex('phone', e164Phone))
       .orderBy('updated_at', 'desc')
       .orderBy('key')
       .limit(1)

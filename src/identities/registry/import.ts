@@ -3,6 +3,8 @@ import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import { Compile, type Validator } from 'typebox/compile';
+import { keyringOf, protectionOf, type FieldProtection } from '../../platform/crypto/fields.js';
+import type { Keyring } from '../../platform/crypto/keyring.js';
 import type { DB } from '../../platform/db/schema.js';
 import { normalizePhone } from '../matching.js';
 import { IDENTITY_TYPES, registryKey, type IdentityType, type NinRecord, type RecordOf } from '../records.js';
@@ -206,28 +208,61 @@ class BatchWriter {
  * One statement, so one transaction: the batch is stored whole or not at all. A key already
  * holding the same record and phone is left alone (not even `updated_at` moves), which is what
  * makes a re-run cheap and its `unchanged` count true; `xmax = 0` tells an inserted row from an
- * updated one.
+ * updated one. Nothing is stored in clear (docs/data-protection.md): the key and the phone are
+ * blind indexes, the record is ciphertext, and `record_mac` (an HMAC of the record) is what tells
+ * an unchanged record from a changed one, since two encryptions of a record never match.
  */
 async function writeBatch(db: Kysely<DB>, rows: Row[]): Promise<Written> {
-  const column = (pick: (row: Row) => string) => rows.map(pick).join(SEPARATOR);
+  const protection = protectionOf(db);
+  const keyring = keyringOf(db);
+  const stored = rows.map((row) => registryRow(protection, keyring, row));
+  const column = (pick: (row: StoredRow) => string) => stored.map(pick).join(SEPARATOR);
   const { rows: [counts] } = await sql<{ inserted: string; updated: string }>`
     with upserted as (
-      insert into registry_records (type, key, phone, record)
-      select t, k, nullif(p, ''), r::jsonb
+      insert into registry_records (type, key, phone, record, record_mac)
+      select t, k, nullif(p, ''), r::jsonb, m
       from unnest(
         string_to_array(${column((row) => row.type)}, ${SEPARATOR}),
         string_to_array(${column((row) => row.key)}, ${SEPARATOR}),
         string_to_array(${column((row) => row.phone ?? '')}, ${SEPARATOR}),
-        string_to_array(${column((row) => row.record)}, ${SEPARATOR})
-      ) as x (t, k, p, r)
+        string_to_array(${column((row) => row.record)}, ${SEPARATOR}),
+        string_to_array(${column((row) => row.recordMac)}, ${SEPARATOR})
+      ) as x (t, k, p, r, m)
       on conflict (type, key) do update
-        set phone = excluded.phone, record = excluded.record, updated_at = now()
-        where registry_records.record <> excluded.record or registry_records.phone is distinct from excluded.phone
+        set phone = excluded.phone, record = excluded.record, record_mac = excluded.record_mac, updated_at = now()
+        where registry_records.record_mac is distinct from excluded.record_mac or registry_records.phone is distinct from excluded.phone
       returning xmax = 0 as inserted
     )
     select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated from upserted
   `.execute(db);
   return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };
+}
+
+interface StoredRow {
+  type: IdentityType;
+  key: string;
+  phone: string | null;
+  record: string;
+  recordMac: string;
+}
+
+/** A registry row as stored: blind indexes for the key and phone, the record encrypted and MACed. */
+function registryRow(protection: FieldProtection, keyring: Keyring, row: Row): StoredRow {
+  return {
+    type: row.type,
+    key: registryIndex(keyring, row.type, row.key),
+    phone: row.phone === null ? null : keyring.blindIndex('phone', row.phone),
+    record: protection.protect('json', row.record) as string,
+    recordMac: keyring.blindIndex('registry-record', `${row.type}\0${row.record}`),
+  };
+}
+
+/**
+ * The stored key of a registry record: the blind index of its normalised key (`registryKey`)
+ * in the domain of its type ("bvn", "nin", ...), the same index any other table would keep.
+ */
+export function registryIndex(keyring: Keyring, type: IdentityType, key: string): string {
+  return keyring.blindIndex(type, key);
 }
 
 /** The row a line stores, or why it is rejected. */

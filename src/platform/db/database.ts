@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { FieldProtection } from '../crypto/fields.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 
@@ -11,6 +12,11 @@ export type DatabaseKind = 'postgres' | 'pglite';
 export interface Database {
   db: Kysely<DB>;
   kind: DatabaseKind;
+  /**
+   * Encrypts and decrypts the personal columns (src/platform/crypto/fields.ts); its keyring is
+   * loaded by `openKeyring` (src/platform/crypto/open.ts) before the app or a command uses them.
+   */
+  protection: FieldProtection;
   /**
    * LISTENs on `channel` and calls `onNotify` for each NOTIFY; resolves to an unlisten function.
    * A wake-up hint only: on PostgreSQL a lost connection drops notifications until it reconnects,
@@ -50,18 +56,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const protection = new FieldProtection();
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [protection] });
     await sql`select 1`.execute(db);
     const listen = (channel: string, onNotify: (payload: string) => void) => listenOnPostgres(options.url!, channel, onNotify);
     const max = options.poolSize ?? 20;
     const connections = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
-    return { db, kind: 'postgres', listen, connections, close: () => db.destroy() };
+    return { db, kind: 'postgres', protection, listen, connections, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   const pglite = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   const dialect = new PGliteDialect(pglite);
-  const db = new Kysely<DB>({ dialect });
+  const protection = new FieldProtection();
+  const db = new Kysely<DB>({ dialect, plugins: [protection] });
   // LISTEN goes through the dialect's queue: issued on the shared session in the middle of
   // someone's transaction, a rollback would undo it.
   const listen = async (channel: string, onNotify: (payload: string) => void) => {
@@ -78,6 +86,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return {
     db,
     kind: 'pglite',
+    protection,
     listen,
     connections: () => ({ total: 1, idle: dialect.usage.holders === 0 ? 1 : 0, waiting: Math.max(0, dialect.usage.holders - 1), max: 1 }),
     close: async () => {
