@@ -12,6 +12,8 @@ import type { IdentityLookups } from '../identities/lookups.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { Respondents } from '../respondents/service.js';
+import { consoleAuditRoutes } from '../console/audit-routes.js';
+import { consoleDeliveryRoutes } from '../console/delivery-routes.js';
 import { consoleFundingRoutes } from '../console/funding-routes.js';
 import { consoleOrganizationRoutes } from '../console/organization-routes.js';
 import { consoleRoutes } from '../console/routes.js';
@@ -142,7 +144,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleOrganizationRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes]) {
     await app.register(area, areaOptions);
   }
 }

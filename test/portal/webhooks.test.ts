@@ -170,7 +170,8 @@ describe('the signing secret', () => {
     expect((await call(developer, org.id, { method: 'POST', path: '/webhooks/secret/rotate?mode=live' })).statusCode).toBe(404);
 
     const audit = await auditOf(org.id);
-    expect(audit.map((a) => a.action)).toEqual(['webhook.url_set', 'webhook.secret_revealed', 'webhook.secret_rotated']);
+    expect(audit.map((a) => a.action)).toEqual(['webhook.url_set', 'webhook.secret_revealed', 'webhook.secret_rotated', 'webhook.test_sent']);
+    expect(audit.at(-1)).toMatchObject({ actor_kind: 'member', target: 'test webhook', after: { webhookId: sent.webhookId } });
     expect(JSON.stringify(audit)).not.toContain(secret);
     expect(JSON.stringify(audit)).not.toContain(rotated.secret);
   });
@@ -296,7 +297,7 @@ describe('test events and the delivery log', () => {
     await receiver.waitForCount(2, 10_000, (r) => r.id === sent.webhookId);
     await expect.poll(async () => (await detail()).attempts.length, { timeout: 10_000 }).toBe(2);
     expect((await detail()).status).toBe('delivered');
-    expect((await auditOf(org.id)).at(-1)).toMatchObject({ action: 'webhook.resent', target: sent.webhookId, after: { type: 'webhook.test' } });
+    expect((await auditOf(org.id)).at(-1)).toMatchObject({ action: 'webhook.resent', target: sent.webhookId, before: { status: 'delivered' }, after: { type: 'webhook.test', status: 'pending' } });
   });
 });
 

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { DB, Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { getDelivery, listDeliveries, type DeliveryView } from '../../webhooks/queue.js';
+import { getDelivery, listDeliveries, redeliver, redeliverFailed, type DeliveryView } from '../../webhooks/queue.js';
+import { audit, type Actor } from '../audit.js';
 import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
 import { ModeQuery, Nullable } from '../schemas.js';
 
@@ -59,7 +60,7 @@ interface Scope {
   mode: Mode;
 }
 
-function summary(delivery: DeliveryView): Static<typeof DeliverySummary> {
+export function summary(delivery: DeliveryView): Static<typeof DeliverySummary> {
   return {
     id: delivery.id,
     webhookId: delivery.webhookId,
@@ -109,4 +110,40 @@ export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string
       responseExcerpt: attempt.responseExcerpt,
     })),
   };
+}
+
+/**
+ * Sends one delivery of the scope again now (same webhook-id, fresh retry schedule), with the
+ * audit row naming who asked, in one transaction: the customer's resend in the portal and the
+ * operator's in the console are this one path. Returns the delivery as it is now.
+ */
+export async function resendDelivery(db: Kysely<DB>, scope: Scope, rawId: string, actor: Actor): Promise<Static<typeof DeliverySummary>> {
+  const delivery = await deliveryDetail(db, scope, rawId);
+  await db.transaction().execute(async (trx) => {
+    await redeliver(trx, delivery.id);
+    await audit(trx, { orgId: scope.orgId, actor, action: 'webhook.resent', target: delivery.webhookId, before: { status: delivery.status }, after: { type: delivery.type, mode: scope.mode, status: 'pending' } });
+  });
+  const { payload: _payload, attempts: _attempts, ...again } = await deliveryDetail(db, scope, rawId);
+  return again;
+}
+
+/**
+ * Sends every failed delivery of the scope (an organization's endpoint of one mode) again, with
+ * one audit row naming who asked and how many, in one transaction. Returns how many.
+ */
+export async function resendFailedDeliveries(db: Kysely<DB>, scope: Scope, actor: Actor): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await redeliverFailed(trx, scope);
+    if (ids.length > 0) {
+      await audit(trx, {
+        orgId: scope.orgId,
+        actor,
+        action: 'webhook.resent_failed',
+        target: `${scope.mode} webhook`,
+        before: { failed: ids.length },
+        after: { resent: ids.length, firstId: ids[0], lastId: ids.at(-1) },
+      });
+    }
+    return ids.length;
+  });
 }

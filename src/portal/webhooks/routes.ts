@@ -5,12 +5,11 @@ import type { Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { getWebhookEndpoint, rotateWebhookSecret, setWebhookEndpoint, WebhookEndpointError, type WebhookEndpoint } from '../../webhooks/endpoints.js';
 import { enqueueEvent } from '../../webhooks/events.js';
-import { redeliver } from '../../webhooks/queue.js';
 import { audit, type Actor } from '../audit.js';
 import { modeOf, requireMember, requireSession } from '../guard.js';
 import type { PortalOptions } from '../plugin.js';
 import { ModeQuery, Nullable, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
-import { DeliveryDetail, DeliveryListQuery, DeliveryPage, DeliverySummary, deliveryDetail, deliveryPage } from './deliveries.js';
+import { DeliveryDetail, DeliveryListQuery, DeliveryPage, DeliverySummary, deliveryDetail, deliveryPage, resendDelivery } from './deliveries.js';
 
 const tags = [PORTAL_TAG];
 
@@ -192,14 +191,18 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
       const mode = modeOf(request.query);
       const { orgId } = request.member;
       await existingEndpoint(orgId, mode);
-      const webhookId = await enqueueEvent(db, {
-        orgId,
-        mode,
-        type: 'webhook.test',
-        data: { message: 'A test event from the Vouch portal: your endpoint receives and verifies Vouch webhooks.', mode },
+      const sent = await db.transaction().execute(async (trx) => {
+        const webhookId = await enqueueEvent(trx, {
+          orgId,
+          mode,
+          type: 'webhook.test',
+          data: { message: 'A test event from the Vouch portal: your endpoint receives and verifies Vouch webhooks.', mode },
+        });
+        const row = await trx.selectFrom('webhook_deliveries').select('id').where('message_id', '=', webhookId).executeTakeFirstOrThrow();
+        await audit(trx, { orgId, actor: member(request.portal.person.id), action: 'webhook.test_sent', target: `${mode} webhook`, after: { webhookId } });
+        return { id: Number(row.id), webhookId };
       });
-      const row = await db.selectFrom('webhook_deliveries').select('id').where('message_id', '=', webhookId).executeTakeFirstOrThrow();
-      return reply.status(201).send({ id: Number(row.id), webhookId });
+      return reply.status(201).send(sent);
     },
   );
 
@@ -253,13 +256,7 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
     },
     async (request) => {
       const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
-      const delivery = await deliveryDetail(db, scope, request.params.deliveryId);
-      await db.transaction().execute(async (trx) => {
-        await redeliver(trx, delivery.id);
-        await audit(trx, { orgId: scope.orgId, actor: member(request.portal.person.id), action: 'webhook.resent', target: delivery.webhookId, after: { type: delivery.type } });
-      });
-      const { payload: _payload, attempts: _attempts, ...again } = await deliveryDetail(db, scope, request.params.deliveryId);
-      return again;
+      return resendDelivery(db, scope, request.params.deliveryId, member(request.portal.person.id));
     },
   );
 }
