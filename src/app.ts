@@ -144,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         { name: 'Identity lookups', description: 'Synchronous lookups; no state is held for the caller' },
         { name: 'Portal', description: 'The web app\'s own API under /api: session cookie, never API secrets; errors in style A' },
         { name: 'Console', description: 'The operator console\'s API under /api/console: operators\' sessions only; errors in style A' },
+        { name: 'Field', description: 'The field app\'s API under /api/field: active field agents\' sessions only; errors in style A' },
       ],
     },
   });

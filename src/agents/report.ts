@@ -154,6 +154,8 @@ export interface FiledReport {
   /** The failure reason of a failed outcome. */
   reason: string | undefined;
   reviewReason: string | undefined;
+  /** Held for an operator's review (flagged) instead of completing the verification. */
+  held: boolean;
   photoIds: string[];
 }
 
@@ -216,13 +218,13 @@ export async function fileVisitReport(
           : {},
       reviewReason: visitReviewReason(task, { outcome: body.outcome, latitude: body.latitude, longitude: body.longitude, photoIds }, now),
     };
-    const filed: FiledReport = { outcome: body.outcome, reason, reviewReason: report.reviewReason, photoIds };
-    await db.transaction().execute(async (trx) => {
+    return await db.transaction().execute(async (trx) => {
       await recordFiles(trx, scope, stored);
-      await source.complete(trx, scope, task.verificationId, report, now);
+      const result = await source.complete(trx, scope, task.verificationId, report, now);
+      const filed: FiledReport = { outcome: body.outcome, reason, reviewReason: report.reviewReason, held: result === 'held', photoIds };
       await options.inTransaction?.(trx, filed);
+      return filed;
     });
-    return filed;
   } catch (error) {
     // The verification did not change (e.g. cancelled meanwhile): the photos belong to nothing.
     await Promise.all(photoIds.map((id) => store.delete(id).catch(() => undefined)));

@@ -17,6 +17,7 @@ import { consoleDeliveryRoutes } from '../console/delivery-routes.js';
 import { consoleFundingRoutes } from '../console/funding-routes.js';
 import { consoleOrganizationRoutes } from '../console/organization-routes.js';
 import { consoleRoutes } from '../console/routes.js';
+import { fieldRoutes } from '../field/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { billingRoutes } from './billing/routes.js';
@@ -50,6 +51,13 @@ export interface AreaOptions extends PortalOptions {
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * The one /api route that takes files: the field app's visit report, multipart. Its Origin is
+ * checked like every other; a cross-site form cannot send the Idempotency-Key header it requires,
+ * and the session cookie is SameSite=Lax, which no cross-site POST carries.
+ */
+const MULTIPART_ROUTE = /^\/api\/field\/tasks\/[^/?]+\/[^/?]+\/report(\?|$)/;
+
+/**
  * CSRF defence of the cookie-authenticated API: a state-changing call's Origin must be this
  * server's own, and a body must be JSON (a form post from another site cannot send that content
  * type without a CORS preflight, which we never allow). A hook of the whole app (see app.ts), so that even a
@@ -66,7 +74,8 @@ export function checkOrigin(config: Config) {
     }
     const type = request.headers['content-type'] ?? '';
     const hasBody = request.headers['content-length'] !== undefined ? request.headers['content-length'] !== '0' : request.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !/^application\/json\b/i.test(type)) {
+    const upload = MULTIPART_ROUTE.test(request.url) && /^multipart\/form-data\b/i.test(type);
+    if (hasBody && !/^application\/json\b/i.test(type) && !upload) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type: application/json');
     }
   };
@@ -144,7 +153,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes]) {
     await app.register(area, areaOptions);
   }
 }

@@ -17,10 +17,12 @@ describe("the web app's API types", () => {
     const ids = operations.map((op) => op.operationId);
     expect(ids.filter((id) => !id), 'operations without an operationId').toEqual([]);
     expect(new Set(ids).size).toBe(ids.length);
-    // The operator console's API has a tag of its own; everything else under /api is the portal's.
-    const tagOf = (where: string) => (where.includes(' /api/console/') ? 'Console' : 'Portal');
+    // The operator console's and the field app's APIs have a tag each; everything else under /api is the portal's.
+    const tagOf = (where: string) => (where.includes(' /api/console/') ? 'Console' : where.includes(' /api/field/') ? 'Field' : 'Portal');
     expect(operations.filter((op) => !op.tags?.includes(tagOf(op.where))).map((op) => op.where)).toEqual([]);
-    expect(operations.filter((op) => tagOf(op.where) === 'Console').length).toBeGreaterThan(0);
-    expect(operations.filter((op) => tagOf(op.where) === 'Console' && JSON.stringify(op.security) !== JSON.stringify([{ session: [] }])).map((op) => op.where)).toEqual([]);
+    for (const tag of ['Console', 'Field']) {
+      expect(operations.filter((op) => tagOf(op.where) === tag).length).toBeGreaterThan(0);
+      expect(operations.filter((op) => tagOf(op.where) === tag && JSON.stringify(op.security) !== JSON.stringify([{ session: [] }])).map((op) => op.where)).toEqual([]);
+    }
   });
 });
