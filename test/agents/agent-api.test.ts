@@ -172,9 +172,11 @@ describe('field agents: assignment and the agent API', () => {
       expect(download.statusCode).toBe(200);
       expect(download.headers['content-type']).toBe('image/jpeg');
       expect(download.rawPayload.equals(jpeg)).toBe(true);
-      // The bytes live under the data folder.
+      // The bytes live under the data folder, encrypted (docs/data-protection.md).
       const id = first.pathname.split('/').pop()!;
-      expect((await fs.readFile(path.join(dataDir, 'files', id.slice(0, 2), id))).equals(jpeg)).toBe(true);
+      const stored = await fs.readFile(path.join(dataDir, 'files', id.slice(0, 2), id));
+      expect(stored.subarray(0, 4).toString('latin1')).toBe('VXF1');
+      expect(stored.includes(jpeg.subarray(0, 64))).toBe(false);
       const deliveries = await deliveriesOf(t.database.db, org.id);
       const completed = deliveries.filter((d) => d.type === 'address.completed').at(-1)!;
       expectSameRecord(completed.payload.data, record);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
+import { TEST_ENCRYPTION_KEY } from './database.js';
 
 /** The repository root: the CLI runs there, as `npx vouch` would from a checkout. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,6 +76,9 @@ export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv
   if (!fresh && !process.env.DATABASE_URL) await fs.cp(inject('pgliteTemplateDir'), dataDir, { recursive: true });
   const env: CliEnv = { ...process.env, VOUCH_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   for (const name of ['PORT', 'HOST', 'PUBLIC_URL', 'VOUCH_DEMO', 'DATABASE_URL']) delete env[name];
+  // The test apps' key (testConfig), so a CLI and an app in the test share one database's data
+  // keys; PostgreSQL has no data folder for a generated key anyway. Delete it to test without.
+  env.VOUCH_ENCRYPTION_KEY ??= TEST_ENCRYPTION_KEY.toString('base64');
   const removeDir = () => fs.rm(dataDir, { recursive: true, force: true });
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) return { env, cleanup: removeDir };
@@ -84,8 +88,6 @@ export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   env.DATABASE_URL = url.toString();
-  // PostgreSQL has no data folder for the key: personal data needs it from the environment.
-  env.VOUCH_ENCRYPTION_KEY ??= Buffer.alloc(32, 0x5a).toString('base64');
   return {
     env,
     cleanup: async () => {
