@@ -308,10 +308,10 @@ export class ConsoleAgents {
     });
   }
 
-  private async summaries(tasks: readonly FieldTask[]): Promise<Map<string, TaskSummary>> {
+  private async summaries(tasks: readonly FieldTask[], db: Kysely<DB> = this.db): Promise<Map<string, TaskSummary>> {
     const out = new Map<string, TaskSummary>();
     for (const source of this.options.sources) {
-      const found = await source.summarize(this.db, tasks.filter((task) => task.kind === source.kind));
+      const found = await source.summarize(db, tasks.filter((task) => task.kind === source.kind));
       for (const [id, summary] of found) out.set(`${source.kind}:${id}`, summary);
     }
     return out;
@@ -425,7 +425,7 @@ export class ConsoleAgents {
         if (!before) throw new ApiError('NOT_FOUND_ERROR', `no open ${kind} visit ${id}`);
         if (before.held_at) throw new ApiError('CONFLICT', 'A report for this visit waits in the review queue: approve, send back or reassign it there');
         const task = await assignTask(trx, kind, id, agentId);
-        const [summary] = [...(await this.summaries([task])).values()];
+        const [summary] = [...(await this.summaries([task], trx)).values()];
         await audit(trx, {
           orgId: task.orgId,
           actor,
