@@ -9,6 +9,8 @@ const NAV = [
   { to: '/console/organizations', label: 'Organizations' },
   { to: '/console/fundings', label: 'Fundings' },
   { to: '/console/prices', label: 'Prices' },
+  { to: '/console/deliveries', label: 'Deliveries' },
+  { to: '/console/audit', label: 'Audit log' },
 ] as const;
 
 /** The operator console's frame: operators only (the server refuses everyone else too). */

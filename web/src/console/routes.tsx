@@ -8,5 +8,7 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
     lazyPage(parent, '/organizations/$orgId', () => import('./OrganizationPage'), 'OrganizationPage'),
     lazyPage(parent, '/prices', () => import('./PricesPage'), 'PricesPage'),
     lazyPage(parent, '/fundings', () => import('./FundingsPage'), 'FundingsPage'),
+    lazyPage(parent, '/deliveries', () => import('./DeliveriesPage'), 'DeliveriesPage'),
+    lazyPage(parent, '/audit', () => import('./AuditLogPage'), 'AuditLogPage'),
   ];
 }
