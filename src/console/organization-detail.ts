@@ -5,12 +5,9 @@ import type { AccessRequestView } from '../portal/access/service.js';
 import type { UsageCounter } from '../portal/billing/usage.js';
 import type { Role } from '../portal/tables.js';
 import { cappedCount } from '../portal/verifications/counting.js';
-import { DEFAULT_DELIVERY_SETTINGS } from '../webhooks/worker.js';
 
 /** How many of an organization's newest deliveries per mode the webhook health reads (their attempts). */
 export const HEALTH_WINDOW = 1000;
-/** Consecutive failed attempts after which the delivery workers hold an endpoint's deliveries (their breaker). */
-export const BREAKER_THRESHOLD = DEFAULT_DELIVERY_SETTINGS.breakerThreshold;
 /** Secrets listed: the current ones and the latest rolled ones. */
 const SECRETS_SHOWN = 20;
 const USAGE_DAYS = 30;
@@ -23,6 +20,8 @@ export interface WebhookHealth {
   state: WebhookState;
   /** Failed attempts since the last successful one (within the window). */
   consecutiveFailures: number;
+  /** The URL's breaker, when a delivery worker has opened it (webhook_circuits): deliveries held until the probe. */
+  circuit: { openedAt: string; probeAt: string } | null;
   /** The first of those failures: when the endpoint started failing; null when it is not. */
   failingSince: string | null;
   lastSuccessAt: string | null;
@@ -147,13 +146,19 @@ export async function organizationDetail(db: Kysely<DB>, usage: UsageCounter, or
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 
 /**
- * One mode's endpoint health, from the attempts of its newest deliveries: the breaker's state
- * lives in each worker's memory, so the console derives it the way the workers do (so many
- * consecutive failed attempts open it) from what they wrote.
+ * One mode's endpoint health: its breaker as the delivery workers record it (webhook_circuits,
+ * by URL), and the attempts of its newest deliveries: failures since the last success, the last
+ * of each, and the backlog.
  */
 export async function webhookHealth(db: Kysely<DB>, orgId: string, mode: Mode): Promise<WebhookHealth> {
   const [endpoint, health, backlog, oldest] = await Promise.all([
-    db.selectFrom('webhook_endpoints').select('url').where('org_id', '=', orgId).where('mode', '=', mode).executeTakeFirst(),
+    db
+      .selectFrom('webhook_endpoints as e')
+      .leftJoin('webhook_circuits as c', 'c.url', 'e.url')
+      .select(['e.url', 'c.opened_at', 'c.probe_at'])
+      .where('e.org_id', '=', orgId)
+      .where('e.mode', '=', mode)
+      .executeTakeFirst(),
     sql<{
       last_success_at: Date | string | null;
       failures: string | number;
@@ -194,9 +199,10 @@ export async function webhookHealth(db: Kysely<DB>, orgId: string, mode: Mode): 
   const failures = Number(row.failures);
   const lastSuccessAt = iso(row.last_success_at);
   const lastFailureAt = iso(row.last_failure_at);
+  const circuit = endpoint?.opened_at && endpoint.probe_at ? { openedAt: endpoint.opened_at.toISOString(), probeAt: endpoint.probe_at.toISOString() } : null;
   let state: WebhookState;
   if (!endpoint) state = 'no_endpoint';
-  else if (failures >= BREAKER_THRESHOLD) state = 'circuit_open';
+  else if (circuit) state = 'circuit_open';
   else if (failures > 0) state = 'failing';
   else if (lastSuccessAt) state = 'healthy';
   else state = 'idle';
@@ -205,7 +211,9 @@ export async function webhookHealth(db: Kysely<DB>, orgId: string, mode: Mode): 
     url: endpoint?.url ?? null,
     state,
     consecutiveFailures: failures,
-    failingSince: failures > 0 ? iso(row.failing_since) : null,
+    circuit,
+    // An open breaker's outage began when it opened, perhaps before the attempts in the window.
+    failingSince: circuit?.openedAt ?? (failures > 0 ? iso(row.failing_since) : null),
     lastSuccessAt,
     lastFailure: lastFailureAt ? { at: lastFailureAt, statusCode: row.last_failure_status === null ? null : Number(row.last_failure_status), error: row.last_failure_error } : null,
     backlog: backlog.total,

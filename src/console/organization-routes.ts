@@ -15,7 +15,7 @@ import type { AreaOptions } from '../portal/plugin.js';
 import { Nullable, OrgParams, PayloadType, PortalPage, portalErrors, RiskLevel, Role, sessionSecurity } from '../portal/schemas.js';
 import { operatorActor, requireOperator } from './guard.js';
 import { MAX_ADJUSTMENT, MAX_ADJUSTMENT_REASON, WalletAdjustments } from './money.js';
-import { BREAKER_THRESHOLD, HEALTH_WINDOW, organizationDetail } from './organization-detail.js';
+import { HEALTH_WINDOW, organizationDetail } from './organization-detail.js';
 import { CONSOLE_TAG } from './routes.js';
 
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
@@ -36,9 +36,10 @@ const WebhookHealth = Type.Object({
   mode: Mode,
   url: Nullable(Type.String()),
   state: Type.Union([Type.Literal('no_endpoint'), Type.Literal('idle'), Type.Literal('healthy'), Type.Literal('failing'), Type.Literal('circuit_open')], {
-    description: `circuit_open: ${BREAKER_THRESHOLD} or more consecutive failed attempts, so the delivery workers hold its deliveries between probes; failing: fewer; idle: no attempts among its newest ${HEALTH_WINDOW} deliveries`,
+    description: `circuit_open: a delivery worker opened the URL's breaker and holds its deliveries until a probe; failing: its latest attempts failed; idle: no attempts among its newest ${HEALTH_WINDOW} deliveries`,
   }),
   consecutiveFailures: Type.Integer({ description: 'Failed attempts since the last successful one' }),
+  circuit: Nullable(Type.Object({ openedAt: DateTime, probeAt: Type.String({ format: 'date-time', description: 'When one delivery may go as a probe' }) })),
   failingSince: Nullable(Type.String({ format: 'date-time', description: 'The first of those failures' })),
   lastSuccessAt: Nullable(DateTime),
   lastFailure: Nullable(Type.Object({ at: DateTime, statusCode: Nullable(Type.Integer({ description: 'null when no answer came' })), error: Nullable(Type.String()) })),

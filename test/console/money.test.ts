@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { Funding } from '../../src/portal/billing/service.js';
 import { listMail } from '../../src/portal/mail.js';
+import { recordCircuitClosed, recordCircuitOpened } from '../../src/webhooks/circuits.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { addMember, operatorUser, portal, portalOrg, portalUser, type PortalUser } from '../helpers/portal.js';
 
@@ -118,12 +119,23 @@ describe('organization detail in the console', () => {
     expect(otherDetail.webhooks[1]).toMatchObject({ state: 'no_endpoint' });
   });
 
-  it('opens a circuit after ten failed attempts in a row', async () => {
+  it('shows the circuit a delivery worker opened for the URL, and that it closed', async () => {
     const org = await ctx.org();
-    await ctx.database.db.insertInto('webhook_endpoints').values({ org_id: org.id, mode: 'test', url: 'https://down.example.com/', secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=' }).execute();
-    await delivery(org.id, 'test', 'pending', [500, 500, 500, 500, 500, 500, 500, 500, 500, 502], Date.now() - 3_600_000);
-    const detail = (await get(`/api/console/organizations/${org.id}`)).json();
-    expect(detail.webhooks[0]).toMatchObject({ state: 'circuit_open', consecutiveFailures: 10, lastSuccessAt: null, lastFailure: { statusCode: 502 }, backlog: 1 });
+    const url = 'https://down.example.com/';
+    await ctx.database.db.insertInto('webhook_endpoints').values({ org_id: org.id, mode: 'test', url, secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=' }).execute();
+    const start = Date.now() - 3_600_000;
+    await delivery(org.id, 'test', 'pending', [500, 500, 500, 500, 500, 500, 500, 500, 500, 502], start);
+    const probeAt = new Date(Date.now() + 60_000);
+    await recordCircuitOpened(ctx.database.db, { url, probeAt, failures: 10, lastStatusCode: 502, lastError: null });
+    const opened = (await get(`/api/console/organizations/${org.id}`)).json().webhooks[0];
+    expect(opened).toMatchObject({ state: 'circuit_open', consecutiveFailures: 10, lastSuccessAt: null, lastFailure: { statusCode: 502 }, backlog: 1 });
+    expect(opened.circuit).toEqual({ openedAt: expect.any(String), probeAt: probeAt.toISOString() });
+    expect(opened.failingSince).toBe(opened.circuit.openedAt);
+
+    await recordCircuitClosed(ctx.database.db, url);
+    const closed = (await get(`/api/console/organizations/${org.id}`)).json().webhooks[0];
+    expect(closed).toMatchObject({ state: 'failing', circuit: null, consecutiveFailures: 10 });
+    expect(new Date(closed.failingSince).getTime()).toBe(start);
   });
 
   it('is 404 for an unknown organization and closed to customers and the signed out', async () => {

@@ -8486,10 +8486,19 @@ export interface operations {
                         webhooks: {
                             mode: "test" | "live";
                             url: string | null;
-                            /** @description circuit_open: 10 or more consecutive failed attempts, so the delivery workers hold its deliveries between probes; failing: fewer; idle: no attempts among its newest 1000 deliveries */
+                            /** @description circuit_open: a delivery worker opened the URL's breaker and holds its deliveries until a probe; failing: its latest attempts failed; idle: no attempts among its newest 1000 deliveries */
                             state: "no_endpoint" | "idle" | "healthy" | "failing" | "circuit_open";
                             /** @description Failed attempts since the last successful one */
                             consecutiveFailures: number;
+                            circuit: {
+                                /** Format: date-time */
+                                openedAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When one delivery may go as a probe
+                                 */
+                                probeAt: string;
+                            } | null;
                             failingSince: string | null;
                             lastSuccessAt: string | null;
                             lastFailure: {
@@ -9513,6 +9522,8 @@ export interface operations {
                         reason: string | null;
                         flaggedForReview: boolean;
                         reviewReason: string | null;
+                        /** @description A flagged report waits for an operator; the verification completes when they approve it */
+                        heldForReview: boolean;
                         /** Format: date-time */
                         filedAt: string;
                     };

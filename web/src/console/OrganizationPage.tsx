@@ -230,6 +230,11 @@ function WebhookCard({ webhook }: { webhook: Webhook }) {
             Failing since {formatDateTime(webhook.failingSince)} ({webhook.consecutiveFailures} failed {webhook.consecutiveFailures === 1 ? 'attempt' : 'attempts'} in a row)
           </Text>
         )}
+        {webhook.circuit && (
+          <Text size="sm" c="red.8">
+            Deliveries held: the next one goes as a probe at {formatDateTime(webhook.circuit.probeAt)}.
+          </Text>
+        )}
         <Text size="sm">Last success: {webhook.lastSuccessAt ? formatDateTime(webhook.lastSuccessAt) : 'none'}</Text>
         <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
           Last failure:{' '}
