@@ -1,11 +1,12 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { fieldServiceWorker } from './field-sw/plugin.js';
 
 const api = 'http://127.0.0.1:8080';
 
 export default defineConfig({
   root: import.meta.dirname,
-  plugins: [react()],
+  plugins: [react(), fieldServiceWorker()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

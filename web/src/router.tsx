@@ -1,6 +1,7 @@
 import { createRootRoute, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
 import { consoleRoutes } from './console/routes';
 import { EmptyState } from './components/states';
+import { fieldRoutes } from './field/routes';
 import { accountRoutes } from './portal/account/routes';
 import { authRoutes } from './portal/auth/routes';
 import { billingRoutes } from './portal/billing/routes';
@@ -27,9 +28,13 @@ export const portalRoute = createRoute({ getParentRoute: () => rootRoute, id: 'p
 /** The operator console at /console: its own frame, loaded only by those who open it. */
 const consoleRoute = createRoute({ getParentRoute: () => rootRoute, path: '/console', component: lazyRouteComponent(() => import('./console/layout'), 'ConsoleLayout') });
 
+/** The field agents' app at /field: a phone-first frame of its own, installable (web/field-sw). */
+const fieldRoute = createRoute({ getParentRoute: () => rootRoute, path: '/field', component: lazyRouteComponent(() => import('./field/layout'), 'FieldLayout') });
+
 const routeTree = rootRoute.addChildren([
   ...authRoutes(rootRoute),
   consoleRoute.addChildren(consoleRoutes(consoleRoute)),
+  fieldRoute.addChildren(fieldRoutes(fieldRoute)),
   portalRoute.addChildren([
     ...developerRoutes(portalRoute),
     ...verificationRoutes(portalRoute),

@@ -3,7 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { ApiRequestError, api, errorMessage, unwrap } from '../../api/client';
 import { ORG_KEY } from '../context';
-import { AuthFrame, searchParam } from './AuthFrame';
+import { AuthFrame, nextPath, searchParam } from './AuthFrame';
 import { fieldError, formError } from './form-errors';
 
 /** Opens the link of the verification mail; a dead link offers a new one. */
@@ -114,6 +114,9 @@ export function ForgotPasswordPage() {
 
 export function ResetPasswordPage() {
   const token = searchParam('token');
+  // Where signing in leads afterwards: a field agent's invitation link says /field.
+  const next = nextPath();
+  const signInHref = next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`;
   const [password, setPassword] = useState('');
   const reset = useMutation({ mutationFn: () => unwrap(api.POST('/api/auth/reset-password', { body: { token, password } }), { redirectOn401: false }) });
   const submit = (event: FormEvent) => {
@@ -129,13 +132,13 @@ export function ResetPasswordPage() {
   }
   const general = formError(reset.error, ['password']);
   return (
-    <AuthFrame title="Choose a new password" footer={<Anchor href="/login">Back to sign in</Anchor>}>
+    <AuthFrame title="Choose a new password" footer={<Anchor href={signInHref}>Back to sign in</Anchor>}>
       {reset.isSuccess ? (
         <Stack>
           <Alert color="teal" title="Password changed" role="status">
             Your password is changed and every device was signed out. Sign in with the new password.
           </Alert>
-          <Button component="a" href="/login">
+          <Button component="a" href={signInHref}>
             Sign in
           </Button>
         </Stack>
