@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB } from '../platform/db/schema.js';
@@ -130,7 +130,7 @@ export class EmploymentService {
   }
 
   /** Cancels a verification the employer has not answered (409 once it has ended) and refunds its price. */
-  async cancel(scope: Scope, id: number): Promise<void> {
+  async cancel(scope: Scope, id: number, within?: (trx: Transaction<DB>) => Promise<void>): Promise<void> {
     const now = this.respondents.now();
     await this.db.transaction().execute(async (trx) => {
       const row = await lockEmployment(trx, scope, id);
@@ -140,6 +140,7 @@ export class EmploymentService {
       }
       await applyEmploymentTransition(trx, row, { to: 'cancelled', now });
       if (row.price > 0) await refund(trx, scope.orgId, row.price, `employment ${row.reference} cancelled before the employer answered`);
+      await within?.(trx);
     });
   }
 

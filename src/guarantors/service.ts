@@ -212,7 +212,7 @@ export class GuarantorService {
    * Cancels a verification still in progress (409 once it has ended). The price is refunded
    * while the guarantor has not answered; a running address verification is cancelled after.
    */
-  async cancel(scope: Scope, id: number): Promise<void> {
+  async cancel(scope: Scope, id: number, within?: (trx: Transaction<DB>) => Promise<void>): Promise<void> {
     const now = this.now();
     const row = await this.db.transaction().execute(async (trx) => {
       const row = await lockGuarantor(trx, scope, id);
@@ -223,7 +223,9 @@ export class GuarantorService {
       if (row.price > 0 && row.responded_at === null) {
         await refund(trx, scope.orgId, row.price, `guarantor ${row.reference} cancelled before the guarantor answered`);
       }
-      return applyGuarantorTransition(trx, row, { to: 'cancelled', now });
+      const cancelled = await applyGuarantorTransition(trx, row, { to: 'cancelled', now });
+      await within?.(trx);
+      return cancelled;
     });
     await this.stopAddress(row, now);
   }

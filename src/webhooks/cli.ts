@@ -3,6 +3,7 @@ import { AccountsService } from '../accounts/service.js';
 import { choice, CliError, print, withDatabase } from '../cli/support.js';
 import { loadConfig } from '../config.js';
 import type { Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
+import { audit } from '../portal/audit.js';
 import { getWebhookEndpoint, rotateWebhookSecret, setWebhookEndpoint, validateWebhookUrl, WebhookEndpointError, type WebhookEndpoint } from './endpoints.js';
 import { getDelivery, listDeliveries, redeliver, type DeliveryView } from './queue.js';
 
@@ -112,7 +113,15 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: number, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
-        const delivery = await redeliver(db, id);
+        // Audited as the portal's and the console's resends are, in the same transaction.
+        const delivery = await db.transaction().execute(async (trx) => {
+          const before = await trx.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirst();
+          const sent = await redeliver(trx, id);
+          if (sent) {
+            await audit(trx, { orgId: sent.orgId, actor: { kind: 'cli' }, action: 'webhook.resent', target: sent.webhookId, before: { status: before?.status }, after: { type: sent.type, mode: sent.mode, status: 'pending' } });
+          }
+          return sent;
+        });
         if (!delivery) throw new CliError(`no webhook delivery ${id}`);
         print(!!opts.json, delivery, `${describeDelivery(delivery)}\nqueued for delivery now`);
       });

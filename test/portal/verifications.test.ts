@@ -238,6 +238,9 @@ describe('address verifications', () => {
     expect((await get(owner, `/api/orgs/${org.id}/verifications?mode=test&kind=address&status=cancelled`)).json().data).toEqual([
       expect.objectContaining({ id, status: 'cancelled', completedAt: expect.any(String) }),
     ]);
+    // One audit row, written with the cancellation (the refused second cancel left none).
+    const audit = await ctx.database.db.selectFrom('audit_events').select(['action', 'actor_kind', 'actor_id', 'target', 'after']).where('org_id', '=', org.id).where('action', '=', 'verification.cancelled').execute();
+    expect(audit).toEqual([{ action: 'verification.cancelled', actor_kind: 'member', actor_id: owner.personId, target: `address ${id}`, after: { mode: 'test', status: 'cancelled' } }]);
   });
 
   it('in live mode charges like the API, assigns an agent, and shows the visit: photos (signed), GPS, findings', async () => {
@@ -349,6 +352,8 @@ describe('guarantor, business and employment verifications', () => {
     const second = (await post(owner, `/api/orgs/${org.id}/verifications/guarantor?mode=test`, GUARANTOR_BODY)).json();
     expect((await post(owner, `/api/orgs/${org.id}/verifications/guarantor/${second.id}/cancel?mode=test`)).statusCode).toBe(200);
     expect((await get(owner, `/api/orgs/${org.id}/verifications/guarantor/${second.id}?mode=test`)).json()).toMatchObject({ status: 'cancelled' });
+    const audit = await ctx.database.db.selectFrom('audit_events').select(['target']).where('org_id', '=', org.id).where('action', '=', 'verification.cancelled').execute();
+    expect(audit).toEqual([{ target: `guarantor ${second.id}` }]);
   });
 
   it('links a guarantor with verifyAddress to the visit of its address, both ways', async () => {
@@ -412,6 +417,11 @@ describe('guarantor, business and employment verifications', () => {
     const otherBiz = (await v1(org.testSecret, 'POST', '/v1/verifications/businesses', BUSINESS_BODY)).json().data;
     expect((await post(owner, `/api/orgs/${org.id}/verifications/business/${otherBiz.id}/cancel?mode=test`)).statusCode).toBe(200);
     expect((await v1(org.testSecret, 'GET', `/v1/verifications/businesses/${otherBiz.id}`)).json().data.status.status).toBe('Cancelled');
+    const audit = await ctx.database.db.selectFrom('audit_events').select(['target', 'actor_id']).where('org_id', '=', org.id).where('action', '=', 'verification.cancelled').orderBy('id').execute();
+    expect(audit).toEqual([
+      { target: `employment ${another.id}`, actor_id: owner.personId },
+      { target: `business ${otherBiz.id}`, actor_id: owner.personId },
+    ]);
   });
 });
 

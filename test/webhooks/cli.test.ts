@@ -98,6 +98,13 @@ describe('vouch webhook', () => {
 
     const redelivered = await cliJson(['webhook', 'redeliver', String(testOnly[0]!.id), '--json'], env);
     expect(redelivered).toMatchObject({ id: testOnly[0]!.id, webhookId: ids.test, status: 'pending' });
+    const audited = await openConfiguredDatabase(config);
+    try {
+      const rows = await audited.db.selectFrom('audit_events').select(['actor_kind', 'actor_id', 'action', 'target']).where('org_id', '=', orgId).where('action', '=', 'webhook.resent').execute();
+      expect(rows).toEqual([{ actor_kind: 'cli', actor_id: null, action: 'webhook.resent', target: ids.test }]);
+    } finally {
+      await audited.close();
+    }
 
     const [notNumber, zeroLimit] = await Promise.all([
       runCli(['webhook', 'redeliver', 'abc', '--json'], env),

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import { AccountsService } from '../../accounts/service.js';
 import { CreateAddressBody } from '../../addresses/schemas.js';
@@ -10,9 +11,10 @@ import { CreateGuarantorBody } from '../../guarantors/schemas.js';
 import { validateGuarantor } from '../../guarantors/validate.js';
 import { lgasOf, STATES } from '../../locations/nigeria.js';
 import type { AuthContext } from '../../platform/auth.js';
-import type { Mode } from '../../platform/db/schema.js';
+import type { DB, Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { requireMinimumLevel } from '../../respondents/fields.js';
+import { audit } from '../audit.js';
 import { modeOf, requireMember, requireSession } from '../guard.js';
 import type { AreaOptions } from '../plugin.js';
 import { Done, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity, ModeQuery } from '../schemas.js';
@@ -129,18 +131,28 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
     async (request) => {
       const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
       const id = parseVerificationId(request.params.id);
-      switch (request.params.kind) {
+      const { kind } = request.params;
+      // The audit row in the cancellation's transaction: a refund of the customer's money.
+      const audited = (trx: Transaction<DB>) =>
+        audit(trx, { orgId: scope.orgId, actor: { kind: 'member', personId: request.portal.person.id }, action: 'verification.cancelled', target: `${kind} ${id}`, after: { mode: scope.mode, status: 'cancelled' } });
+      switch (kind) {
         case 'address':
-          await db.transaction().execute((trx) => applyAddressTransition(trx, scope, id, { to: 'cancelled' }, urls));
+          await db.transaction().execute(async (trx) => {
+            await applyAddressTransition(trx, scope, id, { to: 'cancelled' }, urls);
+            await audited(trx);
+          });
           break;
         case 'business':
-          await db.transaction().execute((trx) => applyBusinessTransition(trx, scope, id, { to: 'cancelled' }, urls));
+          await db.transaction().execute(async (trx) => {
+            await applyBusinessTransition(trx, scope, id, { to: 'cancelled' }, urls);
+            await audited(trx);
+          });
           break;
         case 'guarantor':
-          await guarantors.cancel(scope, id);
+          await guarantors.cancel(scope, id, audited);
           break;
         case 'employment':
-          await employments.cancel(scope, id);
+          await employments.cancel(scope, id, audited);
           break;
       }
       return { ok: true as const };
