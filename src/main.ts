@@ -11,6 +11,7 @@ import { changePrice, validatePrice } from './portal/billing/checks.js';
 import { priceList } from './portal/billing/service.js';
 import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
 import { registerRegistryCommands } from './identities/registry/cli.js';
+import { registerKeyCommands } from './platform/crypto/cli.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
@@ -207,6 +208,7 @@ export function buildCli(): Command {
   registerFundingCommands(program);
   registerUpstreamCommands(program);
   registerOperatorCommands(program);
+  registerKeyCommands(program);
 
   return program;
 }

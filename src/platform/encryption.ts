@@ -39,6 +39,15 @@ export function decryptSecret(key: Buffer, stored: string): string {
   }
 }
 
+/** During a key change: the secret under `key`, or else under `previous` (not yet re-encrypted by `vouch keys rotate`). */
+export function decryptSecretWithEither(key: Buffer, previous: Buffer, stored: string): string {
+  try {
+    return decryptSecret(key, stored);
+  } catch {
+    return decryptSecret(previous, stored);
+  }
+}
+
 /** A key for one purpose derived from the installation key, so no two uses share key material. */
 export function deriveKey(key: Buffer, purpose: string): Buffer {
   return createHmac('sha256', key).update(`vouch:${purpose}`).digest();

@@ -37,7 +37,7 @@ const PURGE_INTERVAL_MS = 60_000;
 
 export interface RouterOptions {
   db: Kysely<DB>;
-  config: Pick<Config, 'encryptionKey' | 'databaseUrl' | 'dataDir'>;
+  config: Pick<Config, 'encryptionKey' | 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'encryptionKeyPrevious'>>;
   log: FastifyBaseLogger;
   /** The embedded registry, the source named `embedded`. */
   embedded: Registry;
@@ -190,7 +190,7 @@ export class UpstreamRouter implements Registry {
       if (this.key) this.cache = new UpstreamCache(db, deriveKey(this.key, 'upstream-cache'));
     }
     const sources = reconcileSources(
-      { db, log, instance: this.instance, breaker: this.settings.breaker, healthWriteIntervalMs: this.settings.healthWriteIntervalMs, key: () => this.key },
+      { db, log, instance: this.instance, breaker: this.settings.breaker, healthWriteIntervalMs: this.settings.healthWriteIntervalMs, key: () => this.key, previousKey: () => config.encryptionKeyPrevious },
       stored.sources,
       this.routing.sources,
     );

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
-import { decryptSecret } from '../../platform/encryption.js';
+import { decryptSecret, decryptSecretWithEither } from '../../platform/encryption.js';
 import { CIRCUIT_VALUES, metrics } from '../../platform/metrics.js';
 import { UpstreamFailure, type UpstreamAdapter, type UpstreamType } from './adapter.js';
 import { CircuitBreaker, type BreakerSettings } from './breaker.js';
@@ -37,6 +37,8 @@ export interface SourceFactory {
   healthWriteIntervalMs: number;
   /** The installation key, or undefined when none is configured. */
   key: () => Buffer | undefined;
+  /** During a change of VOUCH_ENCRYPTION_KEY, the previous key: credentials not yet re-encrypted by `vouch keys rotate` are read with it. */
+  previousKey?: () => Buffer | undefined;
 }
 
 /**
@@ -90,7 +92,8 @@ function makeAdapter(factory: SourceFactory, row: StoredConfiguration['sources']
   }
   let secret: string;
   try {
-    secret = decryptSecret(key, row.secretEncrypted);
+    const previous = factory.previousKey?.();
+    secret = previous ? decryptSecretWithEither(key, previous, row.secretEncrypted) : decryptSecret(key, row.secretEncrypted);
   } catch (err) {
     factory.log.error({ source: row.name, reason: (err as Error).message }, 'upstream credentials cannot be read');
     return unusable((err as Error).message);

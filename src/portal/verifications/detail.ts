@@ -71,13 +71,15 @@ async function momentsOf(db: Kysely<DB>, kind: VerificationKind, scope: Scope, i
   const spec = KIND_TABLES[kind];
   const field = kind === 'address' || kind === 'business';
   const touched = field ? sql`visit_started_at` : sql`responded_at`;
-  const answer = kind === 'guarantor' ? sql`response ->> 'decision'` : kind === 'employment' ? sql`attestation ->> 'decision'` : sql`null`;
+  // The answer is encrypted (docs/data-protection.md): read whole, under its own column name so it is decrypted.
+  const answer = kind === 'guarantor' ? sql`response` : kind === 'employment' ? sql`attestation as response` : sql`null as response`;
   const parent = kind === 'address' ? sql`parent_kind, parent_id` : sql`null as parent_kind, null as parent_id`;
-  const { rows } = await sql<Moments>`
+  const { rows } = await sql<Omit<Moments, 'answer'> & { response: { decision?: unknown } | null }>`
     select ${sql.ref(spec.stateColumn)} as raw_state, created_at, ${touched} as touched_at, completed_at, cancelled_at,
-           ${answer} as answer, ${parent}
+           ${answer}, ${parent}
     from ${sql.table(spec.table)} where org_id = ${scope.orgId} and mode = ${scope.mode} and id = ${id}`.execute(db);
-  return rows[0]!;
+  const { response, ...moments } = rows[0]!;
+  return { ...moments, answer: typeof response?.decision === 'string' ? response.decision : null };
 }
 
 /** When the request went out: a field agent's assignment, or the respondent's first link. */
