@@ -148,6 +148,22 @@ describe('the field app', () => {
     expect(await reportsFiled(id)).toHaveLength(1);
   });
 
+  it("shows the server's refusal at its field, keeps nothing queued, and sends the corrected report", { timeout: 120_000 }, async () => {
+    const id = await createAddress('field-visit-refused');
+    await openReport('field-visit-refused');
+    await fillReport('Mr Typo');
+    await page.getByLabel("Neighbour's phone").fill('123');
+    await page.getByRole('button', { name: 'Send report' }).click();
+    await expect.poll(seen('neighborPhone must be a valid Nigerian phone number'), { timeout: 15_000 }).toBe(true);
+    expect(await page.getByLabel("Neighbour's phone").getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByText(/queued/i).count()).toBe(0);
+    expect(await reportsFiled(id)).toHaveLength(0);
+    await page.getByLabel("Neighbour's phone").fill('08031112222');
+    await page.getByRole('button', { name: 'Send report' }).click();
+    await expect.poll(seen('Report sent'), { timeout: 20_000 }).toBe(true);
+    expect(await reportsFiled(id)).toHaveLength(1);
+  });
+
   it('without a connection the report waits on the phone, visibly queued, and lands once when the connection returns', { timeout: 180_000 }, async () => {
     const id = await createAddress('field-visit-offline');
     await openReport('field-visit-offline');
@@ -176,7 +192,7 @@ describe('the field app', () => {
     expect(await reportsFiled(id)).toHaveLength(1);
     expect(webhooksFor(id)).toHaveLength(1);
     const deliveries = await web.database.db.selectFrom('webhook_deliveries').select('id').where('org_id', '=', org.id).where('event_type', '=', 'address.completed').execute();
-    expect(deliveries).toHaveLength(2);
+    expect(deliveries).toHaveLength(3);
     // Offline, the browser notes the failed loads; nothing else went wrong.
     expect(errors.filter((e) => !/Failed to load resource|net::ERR_INTERNET_DISCONNECTED/.test(e))).toEqual([]);
   });
