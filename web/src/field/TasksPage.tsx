@@ -116,7 +116,7 @@ function TaskCard({ task, queued }: { task: FieldTask; queued?: 'queued' | 'refu
           </Text>
           {task.distanceKm !== null && (
             <Text size="sm" c="dimmed">
-              · {task.place.state} about {Math.round(task.distanceKm)} km away
+              · about {Math.round(task.distanceKm)} km to the centre of {task.place.state}
             </Text>
           )}
           {task.visitStartedAt && (
