@@ -8,6 +8,8 @@ const NAV = [
   { to: '/console', label: 'Access requests' },
   { to: '/console/organizations', label: 'Organizations' },
   { to: '/console/fundings', label: 'Fundings' },
+  { to: '/console/agents', label: 'Field agents' },
+  { to: '/console/reviews', label: 'Review queue' },
   { to: '/console/prices', label: 'Prices' },
   { to: '/console/deliveries', label: 'Deliveries' },
   { to: '/console/audit', label: 'Audit log' },

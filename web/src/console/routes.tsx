@@ -8,6 +8,9 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
     lazyPage(parent, '/organizations/$orgId', () => import('./OrganizationPage'), 'OrganizationPage'),
     lazyPage(parent, '/prices', () => import('./PricesPage'), 'PricesPage'),
     lazyPage(parent, '/fundings', () => import('./FundingsPage'), 'FundingsPage'),
+    lazyPage(parent, '/agents', () => import('./AgentsPage'), 'AgentsPage'),
+    lazyPage(parent, '/agents/$agentId', () => import('./AgentPage'), 'AgentPage'),
+    lazyPage(parent, '/reviews', () => import('./ReviewQueuePage'), 'ReviewQueuePage'),
     lazyPage(parent, '/deliveries', () => import('./DeliveriesPage'), 'DeliveriesPage'),
     lazyPage(parent, '/audit', () => import('./AuditLogPage'), 'AuditLogPage'),
   ];
