@@ -379,8 +379,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * File the visit report: GPS position, photos, neighbour, outcome; completes the verification
-         * @description multipart/form-data. A position more than 50 km outside the state of the place is accepted and flagged for review. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each.
+         * File the visit report: GPS position, photos, neighbour, outcome; completes the verification (a flagged report waits for review)
+         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each.
          */
         post: operations["reportAgentTask"];
         delete?: never;
@@ -4212,6 +4212,8 @@ export interface operations {
                                 type: string;
                                 rcNumber: string;
                             };
+                            /** @description The operator's note when an earlier report of this visit was sent back */
+                            reviewNote?: string;
                         }[];
                     };
                 };
