@@ -114,11 +114,6 @@ function TaskCard({ task, queued }: { task: FieldTask; queued?: 'queued' | 'refu
           <Text size="sm" c={task.overdue ? 'red.8' : undefined} fw={task.overdue ? 700 : undefined}>
             {formatDue(task)}
           </Text>
-          {task.distanceKm !== null && (
-            <Text size="sm" c="dimmed">
-              · about {Math.round(task.distanceKm)} km to the centre of {task.place.state}
-            </Text>
-          )}
           {task.visitStartedAt && (
             <Badge size="sm" color="teal" variant="light">
               Visit started
@@ -130,6 +125,11 @@ function TaskCard({ task, queued }: { task: FieldTask; queued?: 'queued' | 'refu
             </Badge>
           )}
         </Group>
+        {task.distanceKm !== null && (
+          <Text size="sm" c="dimmed">
+            About {Math.round(task.distanceKm)} km to the centre of {task.place.state}
+          </Text>
+        )}
         <Group gap="xs" mt={4} grow>
           <Button component={Link} to={`/field/tasks/${task.kind}/${task.id}`} size="sm" aria-label={`Open ${taskLabel(task)}`}>
             Open
