@@ -23,6 +23,7 @@ beforeAll(async () => {
   throwaway = await throwawayEnv();
   // On PostgreSQL the key must come from the environment; the embedded default makes its own.
   env = { ...throwaway.env, ...(onPostgres ? { VOUCH_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') } : {}) };
+  if (!onPostgres) delete env.VOUCH_ENCRYPTION_KEY;
 }, 60_000);
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
@@ -78,6 +79,8 @@ describe('vouch webhook', () => {
     const database = await openConfiguredDatabase(config);
     const ids: Record<string, string> = {};
     try {
+      // Webhook bodies are stored encrypted: the CLI's key (throwawayEnv).
+      await openKeyring(database, config);
       ids.test = await enqueueEvent(database.db, { orgId, mode: 'test', type: 'address.completed', data: { id: 1 } });
       ids.live = await enqueueEvent(database.db, { orgId, mode: 'live', type: 'business.cancelled', data: { id: 2 } });
       ids.other = await enqueueEvent(database.db, { orgId: otherOrgId, mode: 'test', type: 'address.completed', data: { id: 3 } });

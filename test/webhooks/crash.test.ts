@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { cliJson, killServers, onPostgres, startServer, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
@@ -74,6 +75,8 @@ describe('a process killed in the middle of a delivery', () => {
     const database = await openConfiguredDatabase(loadConfig(env));
     let webhookId: string;
     try {
+      // Webhook bodies are stored encrypted: the CLI's key (throwawayEnv).
+      await openKeyring(database, loadConfig(env));
       webhookId = await enqueueEvent(database.db, { orgId: org.id, mode: 'live', type: 'guarantor.completed', data: { id: 7 } });
     } finally {
       await database.close();
