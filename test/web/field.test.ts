@@ -173,6 +173,10 @@ describe('the field app', () => {
     await page.getByRole('button', { name: 'Send report' }).click();
     await expect.poll(seen('Queued — will send when online'), { timeout: 15_000 }).toBe(true);
     await expect.poll(seen('1 queued'), { timeout: 5_000 }).toBe(true);
+    // The app opens again without a connection (its worker keeps the shell): the report is still there.
+    await page.reload();
+    await expect.poll(seen('Queued — will send when online'), { timeout: 15_000 }).toBe(true);
+    await expect.poll(seen(/^No connection: this is the list as it was/), { timeout: 15_000 }).toBe(true);
     // Still offline: nothing reached the server, the verification is open.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await reportsFiled(id)).toHaveLength(0);
