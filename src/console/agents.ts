@@ -21,7 +21,6 @@ import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { audit, type Actor } from '../portal/audit.js';
 import type { PeopleMail } from '../portal/mail.js';
-import { revokeOtherSessions } from '../portal/sessions.js';
 
 /**
  * Field agents as the operator console manages them: the list with each agent's workload and
@@ -257,13 +256,8 @@ export class ConsoleAgents {
     if (!current.active) throw new ApiError('CONFLICT', `${current.name} is already deactivated`);
     const moved = await mapped(() =>
       this.db.transaction().execute(async (trx) => {
+        // Also ends the agent's field-app sessions and unused links (deactivateAgentIn).
         const { before, moved } = await deactivateAgentIn(trx, id);
-        const person = await trx.selectFrom('field_agents').select('person_id').where('id', '=', id).executeTakeFirstOrThrow();
-        if (person.person_id) {
-          await revokeOtherSessions(trx, person.person_id);
-          // An unused invitation would let them set a password and sign in again.
-          await trx.updateTable('person_tokens').set({ used_at: new Date() }).where('person_id', '=', person.person_id).where('used_at', 'is', null).execute();
-        }
         await audit(trx, {
           orgId: null,
           actor,

@@ -32,8 +32,8 @@ describe('vouch agent', () => {
   });
 
   it('create prints the agent and its credential once; list shows it without the credential', async () => {
-    agent = await cliJson(['agent', 'create', '--name', 'Ada Field', '--email', 'ada@field.example', '--phone', '0803 123 4567', '--states', 'lagos, Ogun,Abuja', '--json'], env);
-    expect(agent).toMatchObject({ name: 'Ada Field', email: 'ada@field.example', phone: '+2348031234567', states: ['FCT', 'Lagos', 'Ogun'], active: true, openTasks: 0 });
+    agent = await cliJson(['agent', 'create', '--name', 'Ada Field', '--email', 'ada@field.example', '--phone', '0803 123 4567', '--states', 'lagos, Ogun,Abuja', '--lgas', 'ogun/ado odo ota', '--json'], env);
+    expect(agent).toMatchObject({ name: 'Ada Field', email: 'ada@field.example', phone: '+2348031234567', states: ['FCT', 'Lagos', 'Ogun'], lgas: ['Ogun/Ado Odo-Ota'], active: true, openTasks: 0 });
     expect(agent.credential).toMatch(CREDENTIAL);
     const list = await cliJson<AgentJson[]>(['agent', 'list', '--json'], env);
     expect(list).toHaveLength(1);
@@ -45,18 +45,20 @@ describe('vouch agent', () => {
     const create = (...args: string[]) =>
       runCli(['agent', 'create', '--name', 'X', '--email', 'x@field.example', '--phone', '08031234567', '--states', 'Lagos', ...args, '--json'], env);
     // These fail before the database is opened, so they can run side by side.
-    const [state, phone, email, none, kind] = await Promise.all([
+    const [state, phone, email, none, kind, lga] = await Promise.all([
       create('--states', 'Lagos,Atlantis'),
       create('--phone', '123'),
       create('--email', 'nope'),
       create('--states', ' , '),
       runCli(['agent', 'assign', 'parcel', '1', agent.id, '--json'], env),
+      create('--lgas', 'Lagos/Kano Municipal'),
     ]);
     expectFailure(state, /--states: "Atlantis" is not a Nigerian state/);
     expectFailure(phone, /--phone "123" is not a valid Nigerian phone number/);
     expectFailure(email, /--email "nope" is not an email address/);
     expectFailure(none, /--states must name at least one state/);
     expectFailure(kind, /kind must be one of address, business/);
+    expectFailure(lga, /--lgas: "Kano Municipal" is not a local government area of Lagos/);
     expectFailure(await create('--email', 'ADA@field.example'), /an agent with the email ADA@field.example already exists/);
     expectFailure(await runCli(['agent', 'rotate-credential', '00000000-0000-4000-8000-000000000000', '--json'], env), /no agent/);
     expectFailure(await runCli(['agent', 'assign', 'address', '999', agent.id, '--json'], env), /no open address task 999/);

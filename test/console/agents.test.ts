@@ -35,7 +35,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true });
 });
 
-const get = (url: string, user: PortalUser | undefined = operator) => portal(ctx.app, user, { method: 'GET', url });
+const get = (url: string, user: Pick<PortalUser, 'cookie'> | undefined = operator) => portal(ctx.app, user, { method: 'GET', url });
 const post = (url: string, payload?: object, user: PortalUser | undefined = operator) =>
   portal(ctx.app, user, { method: 'POST', url, ...(payload ? { payload } : {}) });
 const put = (url: string, payload: object, user: PortalUser | undefined = operator) => portal(ctx.app, user, { method: 'PUT', url, payload });
