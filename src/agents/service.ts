@@ -4,7 +4,6 @@ import { normalizePhone } from '../identities/matching.js';
 import { resolveLga, resolveState } from '../locations/nigeria.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
-import { revokeOtherSessions } from '../portal/sessions.js';
 import type { FieldTaskKind } from './tables.js';
 
 /**
@@ -206,8 +205,8 @@ export async function rotateAgentCredential(
 }
 
 /**
- * Deactivates an agent: their credential and field-app sessions stop working and each open task
- * moves to the least-loaded other agent covering its place, or becomes unassigned.
+ * Deactivates an agent: their credential stops working (and the field app refuses their session)
+ * and each open task moves to the least-loaded other agent covering its place, or becomes unassigned.
  */
 export async function deactivateAgent(db: Kysely<DB>, id: string, now = new Date()): Promise<AgentView> {
   await db.transaction().execute((trx) => deactivateAgentIn(trx, id, now));
@@ -244,12 +243,7 @@ export async function deactivateAgentIn(
     .orderBy('id')
     .forNoKeyUpdate()
     .execute();
-  const { person_id: personId } = await trx.updateTable('field_agents').set({ active: false }).where('id', '=', id).returning('person_id').executeTakeFirstOrThrow();
-  if (personId) {
-    // Out of the field app at once: every session ends, and an unused invitation would let them set a password again.
-    await revokeOtherSessions(trx, personId);
-    await trx.updateTable('person_tokens').set({ used_at: now }).where('person_id', '=', personId).where('used_at', 'is', null).execute();
-  }
+  await trx.updateTable('field_agents').set({ active: false }).where('id', '=', id).execute();
   const open = await trx
     .selectFrom('field_tasks')
     .select(['kind', 'verification_id', 'state', 'lga'])

@@ -21,6 +21,7 @@ import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { audit, type Actor } from '../portal/audit.js';
 import type { PeopleMail } from '../portal/mail.js';
+import { revokeOtherSessions } from '../portal/sessions.js';
 
 /**
  * Field agents as the operator console manages them: the list with each agent's workload and
@@ -256,8 +257,13 @@ export class ConsoleAgents {
     if (!current.active) throw new ApiError('CONFLICT', `${current.name} is already deactivated`);
     const moved = await mapped(() =>
       this.db.transaction().execute(async (trx) => {
-        // Also ends the agent's field-app sessions and unused links (deactivateAgentIn).
         const { before, moved } = await deactivateAgentIn(trx, id);
+        const { person_id: personId } = await trx.selectFrom('field_agents').select('person_id').where('id', '=', id).executeTakeFirstOrThrow();
+        if (personId) {
+          // Signed out everywhere at once; an unused invitation would let them set a password again.
+          await revokeOtherSessions(trx, personId);
+          await trx.updateTable('person_tokens').set({ used_at: new Date() }).where('person_id', '=', personId).where('used_at', 'is', null).execute();
+        }
         await audit(trx, {
           orgId: null,
           actor,

@@ -230,7 +230,8 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     const report = ok(
       await agent.POST('/v1/agent/tasks/{kind}/{id}/report', {
         params: { path: { kind: 'address', id } },
-        body: { outcome: 'verified', latitude: 6.4474, longitude: 3.4723, neighborName: 'Mrs Bello', photos: [new Blob([jpeg], { type: 'image/jpeg' })] },
+        // Two photos: a verified address with one waits for an operator's review.
+        body: { outcome: 'verified', latitude: 6.4474, longitude: 3.4723, neighborName: 'Mrs Bello', photos: [new Blob([jpeg], { type: 'image/jpeg' }), new Blob([jpeg], { type: 'image/jpeg' })] },
         bodySerializer: formData,
       }),
       200,
@@ -240,7 +241,7 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     const fetched = ok(await live.GET('/v1/verifications/addresses/{id}', { params: { path: { id } } }), 200);
     expect(fetched.data.status).toEqual({ status: 'Verified', subStatus: 'verified', state: 'complete' });
     expect([fetched.data.lattitude, fetched.data.neighbor.name]).toEqual(['6.4474', 'Mrs Bello']);
-    expect(fetched.data.photos).toHaveLength(1);
+    expect(fetched.data.photos).toHaveLength(2);
 
     // The photo link is signed: no credentials, only the query it carries.
     const link = new URL(fetched.data.photos[0]!);
