@@ -266,7 +266,7 @@ export async function applyAddressTransition(
       review_reason: report.reviewReason ?? null,
     });
   }
-  await closeFieldTask(trx, 'address', id, now);
+  await closeFieldTask(trx, 'address', id, change.to, now);
   const record = renderAddress(updated, urls);
   // The body is sent for days (retries): its photo links are signed to outlast them.
   const data = renderAddress(updated, urls.lasting(WEBHOOK_FILE_URL_TTL_SECONDS));

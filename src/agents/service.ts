@@ -349,11 +349,17 @@ export async function openFieldTask(trx: Transaction<DB>, task: FieldTaskRef & {
   return agentId;
 }
 
-/** Closes a verification's task (completed or cancelled), in the transition's transaction. */
-export async function closeFieldTask(db: Kysely<DB>, kind: FieldTaskKind, verificationId: number, now = new Date()): Promise<void> {
+/** Closes a verification's task (completed or cancelled: `outcome`), in the transition's transaction. */
+export async function closeFieldTask(
+  db: Kysely<DB>,
+  kind: FieldTaskKind,
+  verificationId: number,
+  outcome: 'verified' | 'not_verified' | 'cancelled',
+  now = new Date(),
+): Promise<void> {
   await db
     .updateTable('field_tasks')
-    .set({ closed_at: now })
+    .set({ closed_at: now, outcome })
     .where('kind', '=', kind)
     .where('verification_id', '=', verificationId)
     .where('closed_at', 'is', null)

@@ -35,6 +35,8 @@ export interface FieldTasksTable {
   created_at: ColumnType<Date, Date | string | undefined, never>;
   assigned_at: Timestamp;
   closed_at: Timestamp;
+  /** How a closed task ended (0018): its verification's final status. */
+  outcome: ColumnType<'verified' | 'not_verified' | 'cancelled' | null, 'verified' | 'not_verified' | 'cancelled' | null | undefined, 'verified' | 'not_verified' | 'cancelled' | null>;
   /** A flagged report waiting for the operator's review (0018, src/agents/review.ts). */
   held_report: ColumnType<VisitReport | null, string | null | undefined, string | null>;
   held_at: Timestamp;

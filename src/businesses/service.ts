@@ -191,7 +191,7 @@ export async function applyBusinessTransition(
       review_reason: report.reviewReason ?? null,
     });
   }
-  await closeFieldTask(trx, 'business', id, now);
+  await closeFieldTask(trx, 'business', id, change.to, now);
   const record = renderBusiness(updated, urls);
   // The body is sent for days (retries): its photo links are signed to outlast them.
   const data = renderBusiness(updated, urls.lasting(WEBHOOK_FILE_URL_TTL_SECONDS));

@@ -108,11 +108,10 @@ async function mapped<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Visits an agent's report completed (verified or not), not those the customer cancelled. */
 const completedCount = sql<number>`(
   select count(*)::int from field_tasks t
-  where t.agent_id = a.id and t.closed_at is not null and (
-    (t.kind = 'address' and exists (select 1 from address_verifications v where v.id = t.verification_id and v.status in ('verified', 'not_verified')))
-    or (t.kind = 'business' and exists (select 1 from business_verifications v where v.id = t.verification_id and v.status in ('verified', 'not_verified')))))`;
+  where t.agent_id = a.id and t.closed_at is not null and t.outcome in ('verified', 'not_verified'))`;
 
 export class ConsoleAgents {
   private readonly sending = new Set<Promise<void>>();
@@ -360,8 +359,9 @@ export class ConsoleAgents {
       .select(['kind', 'verification_id', 'org_id', 'mode', 'state', 'lga', 'agent_id', 'created_at', 'assigned_at', 'review_note', 'closed_at'])
       .where('agent_id', '=', id)
       .where('closed_at', 'is not', null)
+      .where('outcome', 'in', ['verified', 'not_verified'])
       .orderBy('closed_at', 'desc')
-      .limit(VISIT_HISTORY * 2)
+      .limit(VISIT_HISTORY)
       .execute();
     const closedTasks: FieldTask[] = closed.map((row) => ({
       kind: row.kind,
@@ -382,30 +382,27 @@ export class ConsoleAgents {
       for (const [vid, result] of found) results.set(`${source.kind}:${vid}`, result);
     }
     const { orgs } = await this.names(closedTasks.map((task) => task.orgId), []);
-    const completedVisits: VisitEntry[] = closedTasks
-      .flatMap((task) => {
-        const key = `${task.kind}:${task.verificationId}`;
-        const summary = summaries.get(key);
-        const result = results.get(key);
-        // Cancelled by the customer: not a visit this agent completed.
-        if (!summary || !result || (result.status !== 'verified' && result.status !== 'not_verified')) return [];
-        return [
-          {
-            kind: task.kind,
-            id: task.verificationId,
-            reference: summary.reference,
-            orgId: task.orgId,
-            orgName: orgs.get(task.orgId) ?? '',
-            place: summary.place,
-            createdAt: task.createdAt.toISOString(),
-            completedAt: result.completedAt,
-            outcome: result.status,
-            flaggedForReview: result.flaggedForReview,
-            reviewReason: result.reviewReason,
-          },
-        ];
-      })
-      .slice(0, VISIT_HISTORY);
+    const completedVisits: VisitEntry[] = closedTasks.flatMap((task) => {
+      const key = `${task.kind}:${task.verificationId}`;
+      const summary = summaries.get(key);
+      const result = results.get(key);
+      if (!summary || !result || (result.status !== 'verified' && result.status !== 'not_verified')) return [];
+      return [
+        {
+          kind: task.kind,
+          id: task.verificationId,
+          reference: summary.reference,
+          orgId: task.orgId,
+          orgName: orgs.get(task.orgId) ?? '',
+          place: summary.place,
+          createdAt: task.createdAt.toISOString(),
+          completedAt: result.completedAt,
+          outcome: result.status,
+          flaggedForReview: result.flaggedForReview,
+          reviewReason: result.reviewReason,
+        },
+      ];
+    });
     return { agent, openTasks: await this.entries([...held, ...open]), completedVisits };
   }
 

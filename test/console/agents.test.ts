@@ -67,6 +67,8 @@ const agentTasks = async (credential: string) =>
 const record = async (id: number) => (await ctx.app.inject({ method: 'GET', url: `${ADDRESSES}/${id}`, headers: bearer(org.liveSecret) })).json().data;
 const completedHooks = async (id: number) => (await deliveriesOf(ctx.database.db, org.id)).filter((d) => d.type === 'address.completed' && d.payload.data.id === id);
 const auditOf = (action: string) => ctx.database.db.selectFrom('audit_events').selectAll().where('action', '=', action).orderBy('id').execute();
+const completedVisitsOf = async (agentId: string) =>
+  ((await get('/api/console/agents')).json().data as { id: string; completedVisits: number }[]).find((agent) => agent.id === agentId)!.completedVisits;
 const openPhoto = (url: string) => ctx.app.inject({ method: 'GET', url: new URL(url).pathname + new URL(url).search });
 
 describe('who may call', () => {
@@ -284,6 +286,7 @@ describe('the review queue', () => {
 
   it('approve completes the verification with the report and sends the webhook once, still flagged', async () => {
     const created = await heldVisit();
+    const done = await completedVisitsOf(ada.id);
     const approved = await post(`/api/console/reviews/address/${created.id}/approve`);
     expect(approved.statusCode, approved.body).toBe(200);
     const completed = await record(created.id);
@@ -293,6 +296,7 @@ describe('the review queue', () => {
     expect((await openPhoto(completed.photos[0])).statusCode).toBe(200);
     expect(await completedHooks(created.id)).toHaveLength(1);
     expect((await completedHooks(created.id))[0]!.payload.data).toMatchObject({ flaggedForReview: true, status: VERIFIED });
+    expect(await completedVisitsOf(ada.id)).toBe(done + 1);
     // Decided: out of the queue; a second approval finds nothing to approve and sends nothing.
     expect(((await get('/api/console/reviews')).json().data as { id: number }[]).map((row) => row.id)).not.toContain(created.id);
     expect((await post(`/api/console/reviews/address/${created.id}/approve`)).statusCode).toBe(404);
@@ -360,9 +364,13 @@ describe('the review queue', () => {
 
   it('a customer cancelling a held visit takes it out of the queue', async () => {
     const created = await heldVisit();
+    const done = await completedVisitsOf(ada.id);
     const cancelled = await ctx.app.inject({ method: 'DELETE', url: `${ADDRESSES}/${created.id}`, headers: bearer(org.liveSecret) });
     expect(cancelled.statusCode).toBe(200);
     expect(((await get('/api/console/reviews')).json().data as { id: number }[]).map((row) => row.id)).not.toContain(created.id);
     expect((await post(`/api/console/reviews/address/${created.id}/approve`)).statusCode).toBe(404);
+    // Not a visit Ada completed.
+    expect(await completedVisitsOf(ada.id)).toBe(done);
+    expect((await taskOf('address', created.id)).outcome).toBe('cancelled');
   });
 });

@@ -21,3 +21,13 @@ ALTER TABLE field_tasks ADD COLUMN held_at timestamptz;
 -- The operator's note to the agent on a sent-back (or reassigned) visit; cleared by the next report.
 ALTER TABLE field_tasks ADD COLUMN review_note text;
 CREATE INDEX field_tasks_held ON field_tasks (held_at) WHERE held_at IS NOT NULL AND closed_at IS NULL;
+
+-- How a closed task ended, written when it closes: the agent's visit completed the verification
+-- (verified / not_verified) or the customer cancelled it. The console counts an agent's completed
+-- visits from it without reading the verification tables.
+ALTER TABLE field_tasks ADD COLUMN outcome text CHECK (outcome IN ('verified', 'not_verified', 'cancelled'));
+UPDATE field_tasks t SET outcome = v.status FROM address_verifications v
+  WHERE t.kind = 'address' AND v.id = t.verification_id AND t.closed_at IS NOT NULL AND v.status IN ('verified', 'not_verified', 'cancelled');
+UPDATE field_tasks t SET outcome = v.status FROM business_verifications v
+  WHERE t.kind = 'business' AND v.id = t.verification_id AND t.closed_at IS NOT NULL AND v.status IN ('verified', 'not_verified', 'cancelled');
+CREATE INDEX field_tasks_agent_closed ON field_tasks (agent_id, closed_at DESC) WHERE closed_at IS NOT NULL;
