@@ -107,6 +107,15 @@ describe('field agents in the console', () => {
     await expect.poll(() => photo.evaluate((img) => (img as HTMLImageElement).naturalWidth), { timeout: 15_000 }).toBe(640);
     await screenshot(page, 'console-review-queue');
 
+    // At phone width the entry stacks: its actions in reach, nothing wider than the screen.
+    const phone = await signedInOperator(true);
+    await phone.goto('/console/reviews');
+    await expect.poll(() => phone.getByRole('button', { name: `Approve ${reference}` }).isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await phone.goto('/console/agents');
+    await expect.poll(() => phone.getByRole('button', { name: 'Add an agent' }).isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
     await page.getByRole('button', { name: `Approve ${reference}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Approve and complete' }).click();
     await expect.poll(seen(page, `${reference} is complete; ${org.name} is notified`), { timeout: 15_000 }).toBe(true);
