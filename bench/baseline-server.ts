@@ -8,8 +8,17 @@
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { openKeyring } from '../src/platform/crypto/open.js';
+import { openDatabase } from '../src/platform/db/database.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE || 20) });
+// The registry is encrypted at rest (docs/data-protection.md): the floor does the least any lookup
+// must, a blind index to find the row and one decryption of its record, with the data keys
+// unwrapped once at start as Vouch does.
+const keys = await openDatabase({ url: process.env.DATABASE_URL, poolSize: 1 });
+const keyring = await openKeyring(keys, loadConfig());
+await keys.close();
 const app = Fastify();
 
 app.get('/ready', async () => {
@@ -18,9 +27,9 @@ app.get('/ready', async () => {
 });
 
 app.get<{ Params: { bvn: string } }>('/bvn/:bvn', async (request, reply) => {
-  const { rows } = await pool.query<{ record: unknown }>(`select record from registry_records where type = 'bvn' and key = $1`, [request.params.bvn]);
+  const { rows } = await pool.query<{ record: string }>(`select record from registry_records where type = 'bvn' and key = $1`, [keyring.blindIndex('bvn', request.params.bvn)]);
   if (rows.length === 0) return reply.status(404).send({ status: 'error', message: 'not found' });
-  return { status: 'success', data: rows[0]!.record };
+  return { status: 'success', data: JSON.parse(keyring.decrypt(rows[0]!.record)) as unknown };
 });
 
 app.get<{ Params: { org: string }; Querystring: { offset?: string } }>('/addresses/:org', async (request) => {

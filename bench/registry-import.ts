@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pg from 'pg';
 import { importRegistry } from '../src/identities/registry/import.js';
+import { loadConfig } from '../src/config.js';
+import { openKeyring } from '../src/platform/crypto/open.js';
 import { openDatabase } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
 
@@ -75,6 +77,8 @@ try {
   const database = await openDatabase({ url: url.toString() });
   try {
     await migrate(database.db);
+    // Records are stored encrypted under a throwaway key (the bench database is dropped after).
+    await openKeyring(database, { ...loadConfig(), encryptionKey: loadConfig().encryptionKey ?? Buffer.alloc(32, 0x3c) });
     const lines = Array.from({ length: RECORDS }, (_, i) => synthetic(i));
     const timed = async () => {
       const started = performance.now();

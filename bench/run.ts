@@ -59,6 +59,9 @@ function parse(argv: string[]): { sections: Section[]; rounds: number; load: Ben
 
 async function main(): Promise<boolean> {
   const options = parse(process.argv.slice(2));
+  // Personal data is encrypted at rest and PostgreSQL needs the key from the environment: every
+  // process the bench starts (and the sections' own database handles) shares this throwaway key.
+  process.env.VOUCH_ENCRYPTION_KEY ||= Buffer.alloc(32, 0x3c).toString('base64');
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const serverUrl = process.env.DATABASE_URL || DEFAULT_SERVER_URL;
   await assertPostgresReachable(serverUrl);

@@ -8,6 +8,7 @@
  *
  * Usage: tsx scripts/openapi-types.ts web|api. A test fails when a committed file is stale.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +45,8 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
   const database = await openDatabase({ dataDir: 'memory://' });
   try {
     await migrate(database.db);
-    const config = { ...loadConfig({ LOG_LEVEL: 'silent', VOUCH_WORKER: 'off' }), publicUrl: 'http://127.0.0.1:8080' };
+    // A throwaway key: the in-memory database's data keys die with it (no key file is written).
+    const config = { ...loadConfig({ LOG_LEVEL: 'silent', VOUCH_WORKER: 'off' }), publicUrl: 'http://127.0.0.1:8080', encryptionKey: randomBytes(32) };
     const app = await buildApp({ config, database });
     await app.ready();
     const document = app.swagger() as unknown as Record<string, unknown>;

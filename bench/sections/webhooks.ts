@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { deferCleanup } from '../lib/cleanup.js';
@@ -171,6 +173,8 @@ export const webhooks: Section = {
       });
       const database = await openDatabase({ url: databaseUrl, poolSize: PRODUCERS + 2 });
       const closeDatabase = deferCleanup(() => database.close());
+      // Webhook bodies are stored encrypted: the key every process of the bench shares (bench/run.ts).
+      await openKeyring(database, loadConfig());
       let worker: { pid: number; stop: () => Promise<void> } | undefined;
       try {
         const endpoint = lastJsonLine<{ secret: string }>(await vouch('webhook', 'set', org.id, '--mode', 'live', '--url', `${receiver.url}/hook`, '--json'));

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { listDeliveries } from '../../src/webhooks/queue.js';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
 import { onPostgres } from '../helpers/cli.js';
 import { connectReceiver, startTestWorker, startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -18,6 +19,8 @@ describe('several workers on one database', () => {
     ctx = await buildTestContext();
     // On PostgreSQL the second worker has a pool of its own, as another server would.
     second = onPostgres ? await openDatabase({ url: (ctx.database as unknown as { url: string }).url, poolSize: 5 }) : ctx.database;
+    // Another server loads the same data keys (webhook bodies are stored encrypted).
+    if (second !== ctx.database) await openKeyring(second, testConfig());
   });
   afterAll(async () => {
     if (second !== ctx.database) await second.close();
