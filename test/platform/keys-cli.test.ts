@@ -65,6 +65,7 @@ describe('vouch keys', () => {
     delete withoutKey.VOUCH_ENCRYPTION_KEY;
     expectFailure(await runCli(['registry', 'import', '-', '--json'], withoutKey, JSON.stringify({ type: 'bvn', record: { bvn: '22233344466', firstname: 'Ada', lastname: 'Obi', gender: 'Female', phone: '08012345671', birthdate: '01-01-1990' } })), /^vouch: personal data cannot be encrypted or read: VOUCH_ENCRYPTION_KEY is not set/);
     expectFailure(await runCli(['keys', 'status', '--json'], withoutKey), /^vouch: VOUCH_ENCRYPTION_KEY is not set/);
+    expectFailure(await runCli(['serve'], { ...withoutKey, PORT: '0' }), /^vouch: VOUCH_ENCRYPTION_KEY is not set/);
     // Commands without personal data still work.
     expect((await runCli(['price', 'list', '--json'], withoutKey)).code).toBe(0);
   }, SLOW);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CreatedOrganization } from '../../src/accounts/service.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
@@ -252,6 +253,11 @@ describe('cache', () => {
     const rows = await front.database.db.selectFrom('upstream_cache').selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_hash).not.toContain(upstream.identities.bvn.bvn);
+    // Nor is the record stored in clear (docs/data-protection.md): read back decrypted, stored encrypted.
+    expect(rows[0]!.record).toMatchObject({ bvn: upstream.identities.bvn.bvn });
+    const stored = await front.database.db.withoutPlugins().selectFrom('upstream_cache').select(sql<string>`record::text`.as('record')).executeTakeFirstOrThrow();
+    expect(stored.record).toMatch(/^"vx1:[0-9a-f]{8}:/);
+    expect(stored.record).not.toContain(upstream.identities.bvn.bvn);
   });
 });
 
