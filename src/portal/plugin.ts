@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
+import { agentOfPerson } from '../agents/accounts.js';
 import type { FieldTaskSource } from '../agents/tasks.js';
 import type { FileStore } from '../files/store.js';
 import type { FileUrls } from '../files/urls.js';
@@ -113,6 +114,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
               emailVerified: Type.Boolean(),
               totpEnabled: Type.Boolean(),
               operator: Type.Boolean(),
+              fieldAgent: Type.Boolean({ description: 'An active field agent: their app is /field' }),
             }),
             memberships: Type.Array(
               Type.Object({
@@ -136,8 +138,9 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
         .where('m.person_id', '=', request.portal.person.id)
         .orderBy('m.created_at')
         .execute();
+      const agent = await agentOfPerson(options.db, request.portal.person.id);
       return {
-        person: request.portal.person,
+        person: { ...request.portal.person, fieldAgent: agent?.active === true },
         memberships: rows.map((row) => ({
           orgId: row.id,
           orgName: row.name,

@@ -100,6 +100,9 @@ describe('the field app API', () => {
     expect((await get(gone, '/api/field/me')).json().message).toMatch(/deactivated/);
     // The agent's account is not a customer's or an operator's either.
     expect((await get(ada, '/api/console/access-requests')).statusCode).toBe(403);
+    // The portal sends an active agent to the field app; nobody else.
+    expect((await get(ada, '/api/me')).json().person.fieldAgent).toBe(true);
+    for (const user of [customer, operator, gone]) expect((await get(user, '/api/me')).json().person.fieldAgent).toBe(false);
   });
 
   it("lists only the agent's own open tasks, with a maps link, what to capture and the due time", async () => {

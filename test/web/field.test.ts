@@ -105,6 +105,10 @@ describe('the field app', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe('/field');
     await expect.poll(seen('Your visits'), { timeout: 15_000 }).toBe(true);
+    // The portal's home is not for an agent: it sends them to their app.
+    await page.goto('/');
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe('/field');
+    await expect.poll(seen('Your visits'), { timeout: 15_000 }).toBe(true);
     // The position was shared: nearest first, with its accuracy.
     await expect.poll(seen(/Nearest first, from your position \(± 12 m\)/), { timeout: 15_000 }).toBe(true);
     await expect.poll(seen('Landmark: Opposite the filling station'), { timeout: 15_000 }).toBe(true);

@@ -1592,6 +1592,8 @@ export interface operations {
                             emailVerified: boolean;
                             totpEnabled: boolean;
                             operator: boolean;
+                            /** @description An active field agent: their app is /field */
+                            fieldAgent: boolean;
                         };
                         memberships: {
                             orgId: string;

@@ -1,7 +1,7 @@
 import { AppShell, Badge, Burger, Button, Group, Menu, NavLink, ScrollArea, SegmentedControl, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconUserCircle } from '@tabler/icons-react';
-import { Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { Link, Navigate, Outlet, useRouterState } from '@tanstack/react-router';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { PortalProvider, useHasOrg, useMe, usePortalState, useSignOut } from './context';
 
@@ -74,9 +74,13 @@ function Shell() {
   );
 }
 
-/** A person in no organization: an operator is pointed to the console, anyone else to an invitation. */
+/**
+ * A person in no organization: a field agent goes to their app, an operator is pointed to the
+ * console, anyone else to an invitation.
+ */
 function NoOrganization() {
   const me = useMe();
+  if (me.data?.person.fieldAgent) return <Navigate to="/field" replace />;
   if (me.data?.person.operator) {
     return (
       <EmptyState title="You are an operator" action={<Button component={Link} to="/console">Open the operator console</Button>}>
