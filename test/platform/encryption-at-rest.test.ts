@@ -137,6 +137,9 @@ describe('encryption at rest', () => {
       const created = await client(t.app).post('/v1/verifications/addresses', org.liveSecret, { ...ADDRESS_BODY, reference });
       expect(created.statusCode, created.body).toBe(201);
       expect((await client(t.app).get(`/v1/verifications/addresses/${created.json().data.id}`, org.liveSecret)).json().data.reference).toBe(reference);
+      // And a personal value that looks like one is encrypted and read back as it was sent.
+      const street = (await client(t.app).post('/v1/verifications/addresses', org.liveSecret, { ...ADDRESS_BODY, street: reference })).json().data;
+      expect((await client(t.app).get(`/v1/verifications/addresses/${street.id}`, org.liveSecret)).json().data.street).toBe(reference);
     });
   });
 

@@ -116,9 +116,6 @@ export class FieldProtection implements KyselyPlugin {
   protect(kind: Treatment, value: unknown): unknown {
     if (value === null || value === undefined) return value;
     if (typeof kind === 'object') return this.ring().blindIndex(kind.index, String(value));
-    if (typeof value === 'string' && (value.startsWith(ENVELOPE_PREFIX) || value.startsWith(QUOTED_PREFIX))) {
-      throw new UnencryptableWriteError('refusing to encrypt a value that is already encrypted (read it through the plugin first)');
-    }
     if (kind === 'json') {
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return JSON.stringify(this.ring().encrypt(text));
