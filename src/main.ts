@@ -12,6 +12,7 @@ import { priceList } from './portal/billing/service.js';
 import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
 import { registerRegistryCommands } from './identities/registry/cli.js';
 import { registerKeyCommands } from './platform/crypto/cli.js';
+import { registerPrivacyCommands } from './privacy/cli.js';
 import { migrate } from './platform/db/migrate.js';
 import { DatabaseUnavailableError, openConfiguredDatabase } from './platform/db/open.js';
 import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
@@ -209,6 +210,7 @@ export function buildCli(): Command {
   registerUpstreamCommands(program);
   registerOperatorCommands(program);
   registerKeyCommands(program);
+  registerPrivacyCommands(program);
 
   return program;
 }

@@ -14,6 +14,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { Respondents } from '../respondents/service.js';
 import { consoleAgentRoutes } from '../console/agent-routes.js';
+import { consoleRetentionRoutes } from '../privacy/routes.js';
 import { consoleAuditRoutes } from '../console/audit-routes.js';
 import { consoleDeliveryRoutes } from '../console/delivery-routes.js';
 import { consoleFundingRoutes } from '../console/funding-routes.js';
@@ -157,7 +158,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes]) {
     await app.register(area, areaOptions);
   }
 }
