@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
+import { registerAccessLogCommands } from './access-log/cli.js';
 import { registerAgentCommands } from './agents/cli.js';
 import { registerOperatorCommands } from './console/cli.js';
 import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
@@ -210,6 +211,7 @@ export function buildCli(): Command {
   registerUpstreamCommands(program);
   registerOperatorCommands(program);
   registerKeyCommands(program);
+  registerAccessLogCommands(program);
   registerPrivacyCommands(program);
 
   return program;

@@ -1,8 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { sandboxReport } from '../agents/sandbox.js';
 import { errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
+import { lookupConsent, recordLookupConsent } from '../consent/consent.js';
 import type { FileUrls } from '../files/urls.js';
 import { requireAuth } from '../platform/auth.js';
 import { chargeUsage, recordUsage } from '../platform/billing.js';
@@ -51,7 +53,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
       },
     },
     async (request, reply) => {
-      const record = await createAddressForCaller(db, { ...scopeOf(request.auth), riskLevel: request.auth.riskLevel }, request.body);
+      const record = await createAddressForCaller(db, { ...scopeOf(request.auth), riskLevel: request.auth.riskLevel, consentRequired: request.auth.consentRequired }, request.body);
       return reply.status(201).send({ status: 'success' as const, data: record });
     },
   );
@@ -70,7 +72,9 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     },
     async (request) => {
       const id = parseId(request.params.id, 'Address verification');
-      return { status: 'success' as const, data: await getAddressVerification(db, scopeOf(request.auth), id, urls) };
+      const data = await getAddressVerification(db, scopeOf(request.auth), id, urls);
+      await logApiAccess(db, request, 'address', 'view', [data.id]);
+      return { status: 'success' as const, data };
     },
   );
 
@@ -89,6 +93,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     async (request) => {
       const page = parsePage(request.query);
       const { records, total } = await listAddressVerifications(db, scopeOf(request.auth), page, urls);
+      await logApiAccess(db, request, 'address', 'list', records.map((record) => record.id));
       return listEnvelope(records, page, total);
     },
   );
@@ -130,13 +135,16 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     },
     async (request) => {
       const { auth } = request;
+      const consent = lookupConsent(request);
       const found = await findVerifiedAddress(db, auth.mode, request.body);
       const usage = { ...scopeOf(auth), billable: ADDRESS_BILLABLES.address_marketplace, subject: marketplaceSubject(request.body) };
       if (!found) {
-        await recordUsage(db, usage, 'not_found');
+        const usageId = await recordUsage(db, usage, 'not_found');
+        if (consent) await recordLookupConsent(db, auth.orgId, usageId, consent);
         throw new ApiError('NOT_FOUND_ERROR', 'Address not found: no verified address matches this identity within maxAddressAge');
       }
       const charged = await chargeUsage(db, usage);
+      if (consent) await recordLookupConsent(db, auth.orgId, charged.usageId, consent);
       if (!charged.paid) throw paymentRequired();
       return { status: 'success' as const, data: found };
     },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ApplicantBody, ApplicantRecord, Enum, Opt, PlaceFields, Str, VisitFields } from '../agents/schemas.js';
+import { ConsentBody } from '../consent/consent.js';
 import { ADDRESS_ID_TYPES } from './service.js';
 
 export const AddressRecord = Type.Object({
@@ -27,6 +28,7 @@ export const CreateAddressBody = Type.Object({
     ADDRESS_ID_TYPES,
     true,
   ),
+  consent: Opt(ConsentBody),
 });
 
 export const MarketplaceBody = Type.Object({
@@ -35,6 +37,7 @@ export const MarketplaceBody = Type.Object({
   lastname: Str(),
   idType: Enum(['FRSC', 'NIN'], 'FRSC (drivers licence) or NIN'),
   idNumber: Str(),
+  consent: Opt(ConsentBody),
 });
 
 export const OutcomeBody = Type.Object({

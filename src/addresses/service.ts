@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
 import { OPEN_STATUSES, type VisitReport, type VisitStatus } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
+import { consentColumns, workflowConsent, type ConsentInput } from '../consent/consent.js';
 import { chargeUsage, recordUsage, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
@@ -48,6 +49,8 @@ const INTERNAL_ID_TYPES = [...ADDRESS_ID_TYPES, 'FRSC'] as const;
 export interface AddressVerificationInput extends PlaceInput {
   reference?: string | undefined;
   applicant?: ApplicantInput | undefined;
+  /** The person's consent (src/consent/consent.ts). */
+  consent?: ConsentInput | undefined;
 }
 
 export interface AddressParent {
@@ -61,6 +64,8 @@ export interface CreateAddressOptions {
   parent?: AddressParent;
   /** Applicant fields the organization's risk level requires (the API passes the caller's level). */
   riskLevel?: RiskLevel;
+  /** The organization requires consent (a missing one is a 400 problem); a parent's creation passes false. */
+  consentRequired?: boolean;
   /** Accept the API's idTypes only (default), or also FRSC. */
   idTypes?: 'api' | 'internal';
   now?: Date;
@@ -104,8 +109,9 @@ function validate(input: AddressVerificationInput, options: CreateAddressOptions
     },
     problems,
   );
+  const consent = workflowConsent(input.consent, options.consentRequired ?? false, problems);
   problems.throwIfAny();
-  return { reference, place, applicant, identityKey };
+  return { reference, place, applicant, identityKey, consent };
 }
 
 function duplicate(reference: string): ApiError {
@@ -153,6 +159,7 @@ export async function createAddressVerification(
         charged,
         parent_kind: options.parent?.kind ?? null,
         parent_id: options.parent?.id ?? null,
+        ...consentColumns(checked.consent),
         created_at: now,
       })
       .returningAll()
@@ -175,13 +182,13 @@ export async function createAddressVerification(
  */
 export async function createAddressForCaller(
   db: Kysely<DB>,
-  caller: Scope & { riskLevel: RiskLevel },
+  caller: Scope & { riskLevel: RiskLevel; consentRequired?: boolean },
   input: AddressVerificationInput,
 ): Promise<AddressRecord> {
   requireMinimumRisk(caller.riskLevel, 'LOW', 'Address verification');
   const scope: Scope = { orgId: caller.orgId, mode: caller.mode };
   try {
-    return await db.transaction().execute((trx) => createAddressVerification(trx, scope, input, { chargeable: true, riskLevel: caller.riskLevel }));
+    return await db.transaction().execute((trx) => createAddressVerification(trx, scope, input, { chargeable: true, riskLevel: caller.riskLevel, consentRequired: caller.consentRequired ?? false }));
   } catch (err) {
     if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
       await recordUsage(db, { ...scope, billable: ADDRESS_BILLABLES.address, subject: 'create' }, 'insufficient_funds');

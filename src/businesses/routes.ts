@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { OutcomeBody } from '../addresses/schemas.js';
 import { parseId } from '../addresses/service.js';
@@ -59,7 +60,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
         const { auth } = request;
         try {
           const record = await db.transaction().execute((trx) =>
-            createBusinessVerification(trx, scopeOf(auth), request.body, { chargeable: true, riskLevel: auth.riskLevel }),
+            createBusinessVerification(trx, scopeOf(auth), request.body, { chargeable: true, riskLevel: auth.riskLevel, consentRequired: auth.consentRequired }),
           );
           return { status: 'success' as const, data: record };
         } catch (err) {
@@ -86,7 +87,9 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
       },
       async (request) => {
         const id = parseId(request.params.id, 'Business verification');
-        return { status: 'success' as const, data: await getBusinessVerification(db, scopeOf(request.auth), id, urls) };
+        const data = await getBusinessVerification(db, scopeOf(request.auth), id, urls);
+        await logApiAccess(db, request, 'business', 'view', [data.id]);
+        return { status: 'success' as const, data };
       },
     );
 
@@ -106,6 +109,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
       async (request) => {
         const page = parsePage(request.query);
         const { records, total } = await listBusinessVerifications(db, scopeOf(request.auth), page, urls);
+        await logApiAccess(db, request, 'business', 'list', records.map((record) => record.id));
         return listEnvelope(records, page, total);
       },
     );

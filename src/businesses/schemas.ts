@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { ApplicantBody, ApplicantRecord, LooseBoolean, Opt, PlaceFields, Str, VisitFields } from '../agents/schemas.js';
+import { ConsentBody } from '../consent/consent.js';
 import { BUSINESS_ID_TYPES } from './service.js';
 
 export const BusinessRecord = Type.Object({
@@ -45,4 +46,5 @@ export const CreateBusinessBody = Type.Object({
       false,
     ),
   ),
+  consent: Opt(ConsentBody),
 });

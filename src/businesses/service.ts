@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { checkApplicant, checkPlace, checkReference, Problems, text, type ApplicantInput, type PlaceInput } from '../addresses/input.js';
 import { paymentRequired } from '../addresses/service.js';
+import { consentColumns, workflowConsent, type ConsentInput } from '../consent/consent.js';
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
 import { OPEN_STATUSES, type VisitReport } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
@@ -38,18 +39,22 @@ export interface BusinessVerificationInput extends PlaceInput {
   rcNumber?: string | undefined;
   canContactPoc?: boolean | undefined;
   applicant?: ApplicantInput | undefined;
+  /** The person's consent (src/consent/consent.ts). */
+  consent?: ConsentInput | undefined;
 }
 
 export interface CreateBusinessOptions {
   chargeable: boolean;
   riskLevel?: RiskLevel;
+  /** The organization requires consent: a missing one is a 400 problem. */
+  consentRequired?: boolean;
   now?: Date;
   generateReference?: () => string;
 }
 
 export const generateBusinessReference = () => `biz_${randomBytes(10).toString('hex')}`;
 
-function validate(input: BusinessVerificationInput, riskLevel: RiskLevel) {
+function validate(input: BusinessVerificationInput, riskLevel: RiskLevel, consentRequired: boolean) {
   const problems = new Problems();
   const reference = checkReference(input.reference, problems);
   const place = checkPlace(input, problems);
@@ -63,8 +68,9 @@ function validate(input: BusinessVerificationInput, riskLevel: RiskLevel) {
   const rcNumber = rcRaw?.replace(/[\s-]+/g, '').toUpperCase();
   if (rcNumber !== undefined && !RC_NUMBER.test(rcNumber)) problems.add('rcNumber must be a registration number such as 1284395 or RC1284395');
   const { applicant } = checkApplicant(input.applicant, { required: [], riskLevel, idTypes: BUSINESS_ID_TYPES }, problems);
+  const consent = workflowConsent(input.consent, consentRequired, problems);
   problems.throwIfAny();
-  return { reference, place, name: name!, type: type ?? null, rcNumber: rcNumber ?? '', applicant };
+  return { reference, place, name: name!, type: type ?? null, rcNumber: rcNumber ?? '', applicant, consent };
 }
 
 function duplicate(reference: string): ApiError {
@@ -82,8 +88,8 @@ export async function createBusinessVerification(
   input: BusinessVerificationInput,
   options: CreateBusinessOptions,
 ): Promise<BusinessRecord> {
-  const checked = validate(input, options.riskLevel ?? 'NONE');
   const now = options.now ?? new Date();
+  const checked = validate(input, options.riskLevel ?? 'NONE', options.consentRequired ?? false);
   const reference = checked.reference ?? (options.generateReference ?? generateBusinessReference)();
   if (await businesses.referenceTaken(trx, scope, reference)) throw duplicate(reference);
   let charged = 0;
@@ -109,6 +115,7 @@ export async function createBusinessVerification(
         can_contact_poc: input.canContactPoc ?? false,
         ...checked.place,
         charged,
+        ...consentColumns(checked.consent),
         created_at: now,
       })
       .returningAll()

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { consentColumns } from '../consent/consent.js';
 import type { DB } from '../platform/db/schema.js';
 import type { Page, Scope } from '../platform/pagination.js';
 import { scopedTable } from '../platform/scoped-table.js';
@@ -32,6 +33,7 @@ export async function insertEmployment(trx: Transaction<DB>, scope: Scope, { seq
       claimed_end_date: input.endDate,
       reason: null,
       price,
+      ...consentColumns(input.consent),
       created_at: now,
     })
     .returningAll()

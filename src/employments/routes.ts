@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
 import type { DB } from '../platform/db/schema.js';
@@ -53,7 +54,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
       },
     },
     async (request, reply) => {
-      const input = validateEmployment(request.body, request.auth.riskLevel, respondents.now());
+      const input = validateEmployment(request.body, request.auth.riskLevel, respondents.now(), request.auth.consentRequired);
       const record = await service.create(request.auth, input);
       return reply.status(201).send({ status: 'success', data: record });
     },
@@ -74,6 +75,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     async (request) => {
       const page = parsePage(request.query);
       const { records, total } = await service.list(scopeOf(request), page);
+      await logApiAccess(db, request, 'employment', 'list', records.map((record) => record.id));
       return listEnvelope(records, page, total);
     },
   );
@@ -90,10 +92,11 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
         response: { 200: success(EmploymentRecord), ...workflowErrors(400, 404) },
       },
     },
-    async (request) => ({
-      status: 'success' as const,
-      data: await service.get(scopeOf(request), parseId(request.params.id, employmentNotFound)),
-    }),
+    async (request) => {
+      const data = await service.get(scopeOf(request), parseId(request.params.id, employmentNotFound));
+      await logApiAccess(db, request, 'employment', 'view', [data.id]);
+      return { status: 'success' as const, data };
+    },
   );
 
   app.delete(

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ConsentBody } from '../consent/consent.js';
 import { StatusObject } from '../respondents/schemas.js';
 
 const Str = (description?: string) => Type.String(description ? { description } : {});
@@ -23,6 +24,7 @@ export const CreateEmploymentBody = Type.Object({
   title: Type.String({ minLength: 1, description: 'The job title the applicant claims' }),
   startDate: Type.String({ minLength: 1, description: 'Claimed start date: DD/MM/YYYY, DD-MM-YYYY or YYYY-MM-DD' }),
   endDate: Opt(Str('Claimed end date; absent while still employed there')),
+  consent: Opt(ConsentBody),
 });
 export type CreateEmploymentBody = Static<typeof CreateEmploymentBody>;
 

@@ -1,3 +1,4 @@
+import { workflowConsent, type Consent } from '../consent/consent.js';
 import { formatDmy, parseDate, type CalendarDate } from '../identities/matching.js';
 import type { RiskLevel } from '../platform/db/schema.js';
 import { checkDob, checkEmail, checkPhone, checkReference, checkRiskFields, compareDates, inPast, isoDate, limited, Problems, text } from '../respondents/fields.js';
@@ -15,6 +16,8 @@ export interface EmploymentInput {
   startDate: string;
   /** YYYY-MM-DD, or null while still employed. */
   endDate: string | null;
+  /** The person's consent (src/consent/consent.ts), when given. */
+  consent?: Consent | undefined;
 }
 
 /** A calendar date in any of the accepted spellings, in the past; problems name the field. */
@@ -36,7 +39,7 @@ export function displayDate(iso: string | null | undefined): string {
 }
 
 /** Checks a create request; throws one 400 naming every problem. */
-export function validateEmployment(body: CreateEmploymentBody, riskLevel: RiskLevel, now: Date): EmploymentInput {
+export function validateEmployment(body: CreateEmploymentBody, riskLevel: RiskLevel, now: Date, consentRequired = false): EmploymentInput {
   const problems = new Problems();
   const applicant = body.applicant;
   checkRiskFields(problems, riskLevel, applicant);
@@ -71,6 +74,7 @@ export function validateEmployment(body: CreateEmploymentBody, riskLevel: RiskLe
     title: title ?? '',
     startDate: start ? isoDate(start) : '',
     endDate: end ? isoDate(end) : null,
+    consent: workflowConsent(body.consent, consentRequired, problems),
   };
   problems.throwIfAny();
   return input;

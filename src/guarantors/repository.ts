@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { consentColumns } from '../consent/consent.js';
 import type { DB } from '../platform/db/schema.js';
 import type { Page, Scope } from '../platform/pagination.js';
 import { scopedTable } from '../platform/scoped-table.js';
@@ -36,6 +37,7 @@ export async function insertGuarantor(trx: Transaction<DB>, scope: Scope, { seq,
       address_outcome: null,
       reason: null,
       price,
+      ...consentColumns(input.consent),
       created_at: now,
     })
     .returningAll()

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { onAddressFinished } from '../addresses/service.js';
 import type { FileUrls } from '../files/urls.js';
@@ -84,7 +85,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
         },
       },
       async (request, reply) => {
-        const input = validateGuarantor(request.body, request.auth.riskLevel, respondents.now());
+        const input = validateGuarantor(request.body, request.auth.riskLevel, respondents.now(), request.auth.consentRequired);
         const record = await service.create(request.auth, input);
         return reply.status(201).send({ status: 'success', data: record });
       },
@@ -106,6 +107,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
       async (request) => {
         const page = parsePage(request.query);
         const { records, total } = await service.list(scopeOf(request), page);
+        await logApiAccess(db, request, 'guarantor', 'list', records.map((record) => record.id));
         return listEnvelope(records, page, total);
       },
     );
@@ -123,10 +125,11 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
           response: { 200: success(GuarantorRecord), ...workflowErrors(400, 404) },
         },
       },
-      async (request) => ({
-        status: 'success' as const,
-        data: await service.get(scopeOf(request), parseId(request.params.id, guarantorNotFound)),
-      }),
+      async (request) => {
+        const data = await service.get(scopeOf(request), parseId(request.params.id, guarantorNotFound));
+        await logApiAccess(db, request, 'guarantor', 'view', [data.id]);
+        return { status: 'success' as const, data };
+      },
     );
 
     app.delete(

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ConsentBody } from '../consent/consent.js';
 import { StatusObject } from '../respondents/schemas.js';
 
 const Str = (description?: string) => Type.String(description ? { description } : {});
@@ -38,6 +39,7 @@ export const CreateGuarantorBody = Type.Object({
       { description: "Which fields are required depends on the account's risk level" },
     ),
   ),
+  consent: Opt(ConsentBody),
 });
 export type CreateGuarantorBody = Static<typeof CreateGuarantorBody>;
 

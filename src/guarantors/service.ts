@@ -191,6 +191,8 @@ export class GuarantorService {
         state,
         landmark,
         applicant: { firstname: input.firstname, lastname: input.lastname, phone: input.phone || undefined },
+        // The guarantor's consent covers the visit to the guarantor's address.
+        consent: input.consent,
       },
       { chargeable: false, parent: { kind: 'guarantor', id: String(row.id) }, now },
     );

@@ -1,6 +1,7 @@
 import { resolveLga, resolveState } from '../locations/nigeria.js';
 import type { RiskLevel } from '../platform/db/schema.js';
 import { normalizePhone } from '../identities/matching.js';
+import { workflowConsent, type Consent } from '../consent/consent.js';
 import { checkDob, checkEmail, checkPhone, checkReference, checkRiskFields, limited, Problems, text } from '../respondents/fields.js';
 import type { CreateGuarantorBody } from './schemas.js';
 import type { GuarantorAddress, GuarantorApplicant, GuarantorIdType } from './tables.js';
@@ -40,6 +41,8 @@ export interface GuarantorInput {
   acceptableIdTypes: GuarantorIdType[];
   address: GuarantorAddress;
   verifyAddress: boolean;
+  /** The person's consent (src/consent/consent.ts), when given. */
+  consent?: Consent | undefined;
 }
 
 function acceptableIdTypes(problems: Problems, values: readonly string[] | undefined): GuarantorIdType[] {
@@ -113,7 +116,7 @@ function addressOf(problems: Problems, body: CreateGuarantorBody, verifyAddress:
 }
 
 /** Checks a create request and returns it in stored form; throws one 400 naming every problem. */
-export function validateGuarantor(body: CreateGuarantorBody, riskLevel: RiskLevel, now: Date): GuarantorInput {
+export function validateGuarantor(body: CreateGuarantorBody, riskLevel: RiskLevel, now: Date, consentRequired = false): GuarantorInput {
   const problems = new Problems();
   const verifyAddress = body.verifyAddress ?? false;
   const firstname = limited(problems, 'firstname', body.firstname, 100);
@@ -132,6 +135,7 @@ export function validateGuarantor(body: CreateGuarantorBody, riskLevel: RiskLeve
     acceptableIdTypes: acceptableIdTypes(problems, body.acceptableIdType ?? body.acceptableIdTypes),
     address: addressOf(problems, body, verifyAddress),
     verifyAddress,
+    consent: workflowConsent(body.consent, consentRequired, problems),
   };
   problems.throwIfAny();
   return input;

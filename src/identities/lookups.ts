@@ -5,6 +5,7 @@ import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { metrics } from '../platform/metrics.js';
 import { WalletCharger } from '../platform/wallet-charger.js';
+import { recordLookupConsent, type Consent } from '../consent/consent.js';
 import type { Registry } from './registry/registry.js';
 
 /** What each identity lookup costs by default, in kobo (override with `vouch price set`). */
@@ -58,6 +59,8 @@ export interface LookupRequest<R> {
   notFound(): ApiError;
   /** The request said `Cache-Control: no-cache`: cached upstream answers are skipped. */
   noCache?: boolean | undefined;
+  /** The consent the request carried (src/consent/consent.ts): kept beside the usage row, only when there is one. */
+  consent?: Consent | undefined;
 }
 
 /** Whether a request's Cache-Control asks for a fresh answer (`no-cache`, or `no-store`). */
@@ -132,11 +135,14 @@ export class IdentityLookups {
       latencyMs: Math.round(trace.latencyMs),
     };
     if (record === undefined) {
-      await recordUsage(this.db, usage, 'not_found');
+      const usageId = await recordUsage(this.db, usage, 'not_found');
+      if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
       count('not_found');
       throw request.notFound();
     }
     const charged = await this.charger.charge(usage);
+    // Off the batched charge (0014): one more insert, and only for a lookup that carried consent.
+    if (request.consent) await recordLookupConsent(this.db, auth.orgId, charged.usageId, request.consent);
     if (!charged.paid) {
       count('insufficient_funds');
       throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');

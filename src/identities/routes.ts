@@ -19,6 +19,7 @@ import {
   type SuppliedApplicant,
 } from './render.js';
 import * as S from './schemas.js';
+import { ConsentHeaders, lookupConsent } from '../consent/consent.js';
 
 const TAGS = ['Identity lookups'];
 const BVN = /^\d{11}$/;
@@ -79,6 +80,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupBvn',
         summary: 'Fetch and match a BVN record (basic or premium payload)',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         querystring: S.BvnQuery,
         body: S.Applicant,
@@ -95,6 +97,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: premium ? IDENTITY_BILLABLES.bvn_premium : IDENTITY_BILLABLES.bvn_basic,
         identifier: ref,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -110,6 +113,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'matchBvn',
         summary: 'Match applicant details against a BVN record (six booleans)',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         body: S.BvnMatchBody,
         response: { 201: S.success(S.BvnMatchData), ...S.identityErrors('C') },
@@ -132,6 +136,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.bvn_match,
         identifier: ref,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -147,6 +152,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupNin',
         summary: 'Fetch and match a NIN record',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         body: S.Applicant,
         response: { 201: S.success(S.NinData), ...S.identityErrors('C') },
@@ -161,6 +167,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.nin,
         identifier: ref,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('nin', ref),
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
@@ -176,6 +183,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupNinByPhone',
         summary: 'Fetch and match the NIN record registered with a phone number',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         body: S.Applicant,
         response: { 200: S.success(S.NinData), ...S.identityErrors('C') },
@@ -190,6 +198,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.nin_phone,
         identifier: phone,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.findNinByPhone(phone),
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
@@ -205,6 +214,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupVirtualNin',
         summary: 'Fetch and match a record by virtual NIN',
         security,
+        headers: ConsentHeaders,
         params: S.VninParam,
         body: S.VninBody,
         response: { 201: S.success(S.VninData), ...S.identityErrors('C') },
@@ -219,6 +229,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.vnin,
         identifier: vNin,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('vnin', vNin),
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
@@ -234,6 +245,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupDriversLicense',
         summary: 'Fetch and match a drivers license record',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         body: S.DriversLicenseBody,
         response: { 201: S.success(S.DriversLicenseData), ...S.identityErrors('C') },
@@ -248,6 +260,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.drivers_license,
         identifier: licenseNo,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('drivers_license', licenseNo),
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
@@ -263,6 +276,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupVotersCard',
         summary: 'Fetch a voters card record',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         body: S.Applicant,
         response: { 201: S.success(S.VinData), ...S.identityErrors('B') },
@@ -277,6 +291,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.vin,
         identifier: vin,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('vin', vin),
         notFound: notFoundB('Voters details not found'),
       });
@@ -292,6 +307,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupCompany',
         summary: 'Look up a company, business name or incorporated trustee in the corporate registry',
         security,
+        headers: ConsentHeaders,
         body: S.CacBody,
         response: { 200: S.success(S.CacData), ...S.identityErrors('B') },
       },
@@ -308,6 +324,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.cac,
         identifier: key.split(':')[1]!,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('cac', key),
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
@@ -323,6 +340,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         operationId: 'lookupTin',
         summary: 'Look up a corporate tax record by TIN',
         security,
+        headers: ConsentHeaders,
         params: S.RefParam,
         response: { 200: S.success(S.TinData), ...S.identityErrors('B') },
       },
@@ -336,6 +354,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         billable: IDENTITY_BILLABLES.tin,
         identifier: tin,
         noCache: skipsCache(request.headers),
+        consent: lookupConsent(request),
         find: (registry) => registry.find('tin', tin),
         notFound: notFoundB('Company with the provided TIN not found'),
       });

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { ConsentBody } from '../consent/consent.js';
 
 /** Request and response schemas of the identity routes: validation, types and OpenAPI from one place. */
 
@@ -10,6 +11,7 @@ export const Applicant = Type.Object(
     firstname: Opt(Str('Applicant first name, compared with the record')),
     lastname: Opt(Str('Applicant last name, compared with the record')),
     dob: Opt(Str('Date of birth: DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD')),
+    consent: Opt(ConsentBody),
   },
   { description: 'Applicant details to verify. Which are required depends on the account risk level.' },
 );
@@ -31,6 +33,7 @@ export const BvnMatchBody = Type.Object({
   emailAddress: Opt(Str('Also accepted as `email`')),
   phone: Opt(Str('Alias of phoneNumber (sample request)')),
   email: Opt(Str('Alias of emailAddress (sample request)')),
+  consent: Opt(ConsentBody),
 });
 
 export const VninBody = Type.Object({
@@ -39,6 +42,7 @@ export const VninBody = Type.Object({
   dob: Opt(Str()),
   gender: Opt(Str()),
   phone: Opt(Str()),
+  consent: Opt(ConsentBody),
 });
 
 export const DriversLicenseBody = Type.Object({
@@ -46,11 +50,13 @@ export const DriversLicenseBody = Type.Object({
   lastname: Opt(Str()),
   dob: Opt(Str()),
   phone: Opt(Str('Accepted (sample request) and ignored')),
+  consent: Opt(ConsentBody),
 });
 
 export const CacBody = Type.Object({
   type: Opt(Str('limited_company, business or incorprated_trustee (spelled so)')),
   rcNumber: Opt(Type.Union([Type.String(), Type.Integer()], { description: 'Registration number, e.g. 1284395 or RC1284395' })),
+  consent: Opt(ConsentBody),
 });
 
 export const RefParam = Type.Object({ ref: Str('The identity number') });

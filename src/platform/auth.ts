@@ -11,6 +11,10 @@ export interface AuthContext {
   payloadType: PayloadType;
   /** The organization's own requests per minute per secret; null: the server's default. */
   rateLimitPerMinute: number | null;
+  /** The organization requires consent on lookups and workflow creations (0021). */
+  consentRequired: boolean;
+  /** The API secret used (api_secrets.id), for the access log; null when the portal acts for the organization. */
+  secretId: string | null;
 }
 
 declare module 'fastify' {
@@ -77,7 +81,7 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   const row = await db
     .selectFrom('api_secrets as s')
     .innerJoin('organizations as o', 'o.id', 's.org_id')
-    .select(['s.id as secretId', 'o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled', 'o.rate_limit_per_minute'])
+    .select(['s.id as secretId', 'o.id', 's.mode', 'o.risk_level', 'o.payload_type', 'o.enabled', 'o.rate_limit_per_minute', 'o.consent_required'])
     .where('s.secret_hash', '=', hash)
     .where((eb) => eb.or([eb('s.revoked_at', 'is', null), eb('s.revoked_at', '>', sql<Date>`now()`)]))
     .executeTakeFirst();
@@ -88,7 +92,7 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
       'This account awaits API access: live requests work once an account manager enables it. Test secrets work meanwhile.',
     );
   }
-  const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type, rateLimitPerMinute: row.rate_limit_per_minute };
+  const context = { orgId: row.id, mode: row.mode, riskLevel: row.risk_level, payloadType: row.payload_type, rateLimitPerMinute: row.rate_limit_per_minute, consentRequired: row.consent_required, secretId: row.secretId };
   remember(hash, context, now);
   noteUse(db, row.secretId);
   return context;

@@ -6,6 +6,7 @@ import { requireAuth } from '../../platform/auth.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { addToFingerprint } from '../../platform/idempotency.js';
+import { ConsentHeaders, lookupConsent } from '../../consent/consent.js';
 import { IDENTITY_BILLABLES, maskIdentifier, skipsCache, type IdentityLookups } from '../lookups.js';
 import type { Registry } from '../registry/registry.js';
 import { refuseUnfunded } from './funds.js';
@@ -215,6 +216,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       summary: 'Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)',
       description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
       security: [{ bearer: [] }],
+      headers: ConsentHeaders,
       consumes: ['multipart/form-data', 'application/json'],
       body: { content: { 'multipart/form-data': { schema: BiometricsForm }, 'application/json': { schema: BiometricsJson } } },
       response: BiometricsResponses,
@@ -232,6 +234,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       billable,
       identifier: idNumber,
       noCache: skipsCache(request.headers),
+      consent: lookupConsent(request),
       // The photo is fetched and read only for a known identity, and only when the wallet can pay.
       // Throwing here (no face, a bad image, a failed fetch, no photo on record) leaves the lookup uncharged.
       find: async (registry) => {

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ConsentBody } from '../../consent/consent.js';
 import { ErrorStyleB, identityErrors, success } from '../schemas.js';
 
 const ID_TYPE = Type.String({ description: '`nin`, `frsc` (drivers license) or `bvn`' });
@@ -19,6 +20,7 @@ export const BiometricsJson = Type.Object({
   idNumber: ID_NUMBER,
   photo: Type.Optional(Type.String({ description: 'The image, base64-encoded; at most 1 MB once decoded' })),
   photoUrl: Type.Optional(PHOTO_URL),
+  consent: Type.Optional(ConsentBody),
 });
 
 /** What the handler reads, whichever body carried it (the uploaded file travels apart). */

@@ -30,15 +30,16 @@ import { ENVELOPE_PREFIX, type Keyring } from './keyring.js';
 export const PROTECTED_COLUMNS: Record<string, Record<string, 'json' | 'value'>> = {
   registry_records: { record: 'json' },
   upstream_cache: { record: 'json' },
-  address_verifications: { applicant: 'json', neighbor: 'json', street: 'value', city: 'value', landmark: 'value', latitude: 'value', longitude: 'value' },
-  business_verifications: { applicant: 'json', neighbor: 'json', findings: 'json' },
-  guarantor_verifications: { applicant: 'json', firstname: 'value', lastname: 'value', phone: 'value', email: 'value', address: 'json', response: 'json' },
-  employment_verifications: { applicant: 'json', employer_email: 'value', employer_phone: 'value', attestation: 'json' },
+  address_verifications: { applicant: 'json', neighbor: 'json', street: 'value', city: 'value', landmark: 'value', latitude: 'value', longitude: 'value', consent_reference: 'value' },
+  business_verifications: { applicant: 'json', neighbor: 'json', findings: 'json', consent_reference: 'value' },
+  guarantor_verifications: { applicant: 'json', firstname: 'value', lastname: 'value', phone: 'value', email: 'value', address: 'json', response: 'json', consent_reference: 'value' },
+  employment_verifications: { applicant: 'json', employer_email: 'value', employer_phone: 'value', attestation: 'json', consent_reference: 'value' },
   field_tasks: { held_report: 'json' },
   field_report_keys: { response: 'json' },
   outbox_messages: { recipient: 'value', subject: 'value', text: 'value', html: 'value', link: 'value', error: 'value' },
   webhook_deliveries: { payload: 'json' },
   idempotency_keys: { body: 'value' },
+  lookup_consents: { consent_reference: 'value' },
 };
 
 /**

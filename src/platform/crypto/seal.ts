@@ -30,6 +30,7 @@ const PRIMARY_KEYS: Record<string, string[]> = {
   outbox_messages: ['id'],
   webhook_deliveries: ['id'],
   idempotency_keys: ['org_id', 'mode', 'key'],
+  lookup_consents: ['usage_id'],
 };
 
 /** Columns whose plain form is a number (they were double precision before 0020). */

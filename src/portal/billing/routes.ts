@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { logSessionAccess } from '../../access-log/service.js';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
@@ -122,6 +123,8 @@ export async function billingRoutes(parent: FastifyInstance, { db, config, mail 
       const { kind, from, to } = request.query;
       const range = dayRange(from, to);
       const name = `vouch-ledger-${from ?? 'start'}-to-${to ?? lagosDate(new Date())}.csv`;
+      // Its lookup rows name identity numbers, masked: an export of personal data, logged.
+      await logSessionAccess(db, request, { orgId: request.member.orgId, mode: null }, 'ledger', 'export', [null]);
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="${name}"`)

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { logSessionAccess } from '../../access-log/service.js';
 import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import { AccountsService } from '../../accounts/service.js';
@@ -90,6 +91,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
       const paging = page(request.query);
       const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
       const { rows, total, totalCapped } = await listVerifications(db, scope, kind, { status, q }, paging);
+      await logSessionAccess(db, request, scope, kind, 'list', rows.map((row) => row.id));
       return { data: rows, total, totalCapped, ...paging };
     },
   );
@@ -110,7 +112,9 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
     },
     async (request) => {
       const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
-      return verificationDetail(deps, request.params.kind, scope, parseVerificationId(request.params.id));
+      const detail = await verificationDetail(deps, request.params.kind, scope, parseVerificationId(request.params.id));
+      await logSessionAccess(db, request, scope, request.params.kind, 'view', [parseVerificationId(request.params.id)]);
+      return detail;
     },
   );
 
@@ -183,7 +187,8 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
     if (mode === 'live' && !org.enabled) {
       throw new ApiError('FORBIDDEN', 'Live verifications need API access: request it on the API access page, or switch to test mode');
     }
-    return { orgId, mode, riskLevel: org.riskLevel, payloadType: org.payloadType, rateLimitPerMinute: null };
+    const { consent_required: consentRequired } = await db.selectFrom('organizations').select('consent_required').where('id', '=', orgId).executeTakeFirstOrThrow();
+    return { orgId, mode, riskLevel: org.riskLevel, payloadType: org.payloadType, rateLimitPerMinute: null, consentRequired, secretId: null };
   }
 
   const createErrors = portalErrors(400, 401, 402, 403, 404, 409);
@@ -234,7 +239,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
     },
     async (request, reply) => {
       const caller = await callerOf(request.member.orgId, modeOf(request.query));
-      const input = validateGuarantor(request.body, caller.riskLevel, respondents.now());
+      const input = validateGuarantor(request.body, caller.riskLevel, respondents.now(), caller.consentRequired);
       const record = await guarantors.create(caller, input);
       return reply.status(201).send({ id: record.id, reference: record.reference, record: maskRecord({ ...record }) });
     },

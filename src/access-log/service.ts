@@ -1,0 +1,158 @@
+import type { FastifyRequest } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import type { DB, Mode } from '../platform/db/schema.js';
+import type { AccessAction, AccessActorKind, AccessChannel } from './tables.js';
+
+/**
+ * The access log of personal data (issue 12, point 5; docs/data-protection.md, "Access
+ * logging"): every view or export of a verification's personal data leaves a row saying who
+ * (an API secret, a portal member, an operator, the command line), what (the kind of resource
+ * and its internal id), how, when and from which address. The log holds no personal data.
+ *
+ * One INSERT per request, whatever the number of records it showed (a list page writes its
+ * rows in one statement). Identity lookups are not logged here: they are not views of stored
+ * data but checks, recorded as usage rows.
+ */
+
+export interface AccessEntry {
+  orgId: string | null;
+  mode: Mode | null;
+  actorKind: AccessActorKind;
+  actorId: string | null;
+  channel: AccessChannel;
+  action: AccessAction;
+  resource: string;
+  resourceId: string | number | null;
+  ip: string | null;
+}
+
+/** Kinds of resource whose personal data is logged. */
+export const ACCESS_RESOURCES = ['address', 'business', 'guarantor', 'employment', 'ledger', 'agent_task', 'subject'] as const;
+
+export async function logAccess(db: Kysely<DB>, entries: readonly AccessEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await db
+    .insertInto('personal_data_access')
+    .values(
+      entries.map((entry) => ({
+        org_id: entry.orgId,
+        mode: entry.mode,
+        actor_kind: entry.actorKind,
+        actor_id: entry.actorId,
+        channel: entry.channel,
+        action: entry.action,
+        resource: entry.resource,
+        resource_id: entry.resourceId === null ? null : String(entry.resourceId),
+        ip: entry.ip,
+      })),
+    )
+    .execute();
+}
+
+/** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */
+export function logApiAccess(db: Kysely<DB>, request: FastifyRequest, resource: string, action: AccessAction, ids: readonly (string | number)[]): Promise<void> {
+  const { auth } = request;
+  return logAccess(
+    db,
+    ids.map((id) => ({ orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action, resource, resourceId: id, ip: request.ip })),
+  );
+}
+
+/** A portal or console request's views: the signed-in person (an operator in the console). */
+export function logSessionAccess(
+  db: Kysely<DB>,
+  request: FastifyRequest,
+  scope: { orgId: string | null; mode: Mode | null },
+  resource: string,
+  action: AccessAction,
+  ids: readonly (string | number | null)[],
+  channel: 'portal' | 'console' = 'portal',
+): Promise<void> {
+  return logAccess(
+    db,
+    ids.map((id) => ({
+      ...scope,
+      actorKind: channel === 'console' ? 'operator' : 'member',
+      actorId: request.portal.person.id,
+      channel,
+      action,
+      resource,
+      resourceId: id,
+      ip: request.ip,
+    })),
+  );
+}
+
+/** A command-line command that printed personal data. */
+export function logCliAccess(db: Kysely<DB>, scope: { orgId: string | null; mode: Mode | null }, resource: string, action: AccessAction, ids: readonly (string | number | null)[]): Promise<void> {
+  return logAccess(db, ids.map((id) => ({ ...scope, actorKind: 'cli', actorId: null, channel: 'cli', action, resource, resourceId: id, ip: null })));
+}
+
+export interface AccessFilters {
+  orgId?: string | undefined;
+  resource?: string | undefined;
+  resourceId?: string | undefined;
+  /** An actor's id: an API secret's or a person's. */
+  actorId?: string | undefined;
+  actorKind?: AccessActorKind | undefined;
+  channel?: AccessChannel | undefined;
+  /** Inclusive bounds on `at`. */
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export interface AccessRow {
+  id: number;
+  at: string;
+  orgId: string | null;
+  orgName: string | null;
+  mode: Mode | null;
+  actor: { kind: AccessActorKind; id: string | null; name: string | null };
+  channel: AccessChannel;
+  action: AccessAction;
+  resource: string;
+  resourceId: string | null;
+  ip: string | null;
+}
+
+/** The log, newest first, filtered; `total` is exact. For the operator (console, CLI). */
+export async function listAccess(db: Kysely<DB>, filters: AccessFilters, page: { limit: number; offset: number }): Promise<{ rows: AccessRow[]; total: number }> {
+  let query = db.selectFrom('personal_data_access as a');
+  if (filters.orgId) query = query.where('a.org_id', '=', filters.orgId);
+  if (filters.resource) query = query.where('a.resource', '=', filters.resource);
+  if (filters.resourceId) query = query.where('a.resource_id', '=', filters.resourceId);
+  if (filters.actorId) query = query.where('a.actor_id', '=', filters.actorId);
+  if (filters.actorKind) query = query.where('a.actor_kind', '=', filters.actorKind);
+  if (filters.channel) query = query.where('a.channel', '=', filters.channel);
+  if (filters.from) query = query.where('a.at', '>=', filters.from as never);
+  if (filters.to) query = query.where('a.at', '<=', filters.to as never);
+  const [rows, count] = await Promise.all([
+    query
+      .leftJoin('organizations as o', 'o.id', 'a.org_id')
+      // Persons are named for people actors only (an API secret's id is no person's).
+      .leftJoin('people as p', (join) => join.on(sql<boolean>`a.actor_kind in ('member', 'operator') and p.id::text = a.actor_id`))
+      .select(['a.id', 'a.at', 'a.org_id', 'o.name as org_name', 'a.mode', 'a.actor_kind', 'a.actor_id', 'p.name as actor_name', 'a.channel', 'a.action', 'a.resource', 'a.resource_id', 'a.ip'])
+      .orderBy('a.at', 'desc')
+      .orderBy('a.id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    total: Number(count.n),
+    rows: rows.map((row) => ({
+      id: Number(row.id),
+      at: new Date(row.at).toISOString(),
+      orgId: row.org_id,
+      orgName: row.org_name ?? null,
+      mode: row.mode,
+      actor: { kind: row.actor_kind, id: row.actor_id, name: row.actor_name ?? null },
+      channel: row.channel,
+      action: row.action,
+      resource: row.resource,
+      resourceId: row.resource_id,
+      ip: row.ip,
+    })),
+  };
+}
