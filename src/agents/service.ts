@@ -366,9 +366,11 @@ export async function closeFieldTask(
     .execute();
 }
 
-const TASK_COLUMNS = ['kind', 'verification_id', 'org_id', 'mode', 'state', 'lga', 'agent_id', 'created_at', 'assigned_at', 'review_note'] as const;
+/** The columns `toTask` reads. */
+export const TASK_COLUMNS = ['kind', 'verification_id', 'org_id', 'mode', 'state', 'lga', 'agent_id', 'created_at', 'assigned_at', 'review_note'] as const;
 
-function toTask(row: {
+/** A field_tasks row as a task. */
+export function toTask(row: {
   kind: FieldTaskKind;
   verification_id: number;
   org_id: string;

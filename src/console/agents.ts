@@ -11,6 +11,8 @@ import {
   listAgents,
   listOpenTasks,
   setCoverage,
+  TASK_COLUMNS,
+  toTask,
   type AgentView,
   type FieldTask,
   type NewAgent,
@@ -335,46 +337,23 @@ export class ConsoleAgents {
     const open = await listOpenTasks(this.db, { agentId: id });
     const heldRows = await this.db
       .selectFrom('field_tasks')
-      .select(['kind', 'verification_id', 'org_id', 'mode', 'state', 'lga', 'agent_id', 'created_at', 'assigned_at', 'review_note'])
+      .select(TASK_COLUMNS)
       .where('agent_id', '=', id)
       .where('closed_at', 'is', null)
       .where('held_at', 'is not', null)
       .orderBy('held_at')
       .execute();
-    const held = heldRows.map((row) => ({
-      kind: row.kind,
-      verificationId: Number(row.verification_id),
-      orgId: row.org_id,
-      mode: row.mode,
-      state: row.state,
-      lga: row.lga,
-      agentId: row.agent_id,
-      createdAt: row.created_at,
-      assignedAt: row.assigned_at,
-      reviewNote: row.review_note,
-      inReview: true,
-    }));
+    const held = heldRows.map((row) => ({ ...toTask(row), inReview: true }));
     const closed = await this.db
       .selectFrom('field_tasks')
-      .select(['kind', 'verification_id', 'org_id', 'mode', 'state', 'lga', 'agent_id', 'created_at', 'assigned_at', 'review_note', 'closed_at'])
+      .select([...TASK_COLUMNS, 'closed_at'])
       .where('agent_id', '=', id)
       .where('closed_at', 'is not', null)
       .where('outcome', 'in', ['verified', 'not_verified'])
       .orderBy('closed_at', 'desc')
       .limit(VISIT_HISTORY)
       .execute();
-    const closedTasks: FieldTask[] = closed.map((row) => ({
-      kind: row.kind,
-      verificationId: Number(row.verification_id),
-      orgId: row.org_id,
-      mode: row.mode,
-      state: row.state,
-      lga: row.lga,
-      agentId: row.agent_id,
-      createdAt: row.created_at,
-      assignedAt: row.assigned_at,
-      reviewNote: row.review_note,
-    }));
+    const closedTasks: FieldTask[] = closed.map(toTask);
     const summaries = await this.summaries(closedTasks);
     const results = new Map<string, VisitResult>();
     for (const source of this.options.sources) {
