@@ -7,11 +7,13 @@ import { CONSOLE_TAG } from '../console/routes.js';
 import { ApiError } from '../platform/errors.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
-import { Nullable, OrgParams, portalErrors, sessionSecurity } from '../portal/schemas.js';
+import { OrgParams, portalErrors, sessionSecurity } from '../portal/schemas.js';
 import { getRetention, MAX_RETENTION_DAYS, MIN_RETENTION_DAYS, RETENTION_LABELS, setRetention, type RetentionKey } from './retention.js';
 
 const Days = (description: string) => Type.Integer({ description: `${description}, in days` });
-const Period = (key: RetentionKey) => Type.Optional(Nullable(Type.Integer({ minimum: MIN_RETENTION_DAYS, maximum: MAX_RETENTION_DAYS, description: `${RETENTION_LABELS[key]}: days, or null for the default` })));
+// "default" rather than null: with the server's type coercion a null would read as 0 and a 0 as null.
+const Period = (key: RetentionKey) =>
+  Type.Optional(Type.Union([Type.Integer(), Type.Literal('default')], { description: `${RETENTION_LABELS[key]}: days from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}, or "default"` }));
 const periods = (description: string) => ({
   lookupDays: Days(`${description}: ${RETENTION_LABELS.lookupDays}`),
   verificationDays: Days(`${description}: ${RETENTION_LABELS.verificationDays}`),
@@ -66,7 +68,7 @@ export async function consoleRetentionRoutes(parent: FastifyInstance, { db, conf
       schema: {
         tags: [CONSOLE_TAG],
         operationId: 'consoleSetRetention',
-        summary: "Change how long the organization's personal data is kept (days from 1 to 3650; null: the default)",
+        summary: "Change how long the organization's personal data is kept (days from 1 to 3650, or \"default\")",
         description: 'The webhook period may not exceed the server\'s VOUCH_WEBHOOK_RETENTION_DAYS. Audited with the periods before and after. The retention job applies it on its next run (hourly).',
         security: sessionSecurity,
         params: OrgParams,
@@ -74,6 +76,9 @@ export async function consoleRetentionRoutes(parent: FastifyInstance, { db, conf
         response: { 200: Retention, ...portalErrors(400, 401, 403, 404) },
       },
     },
-    async (request) => setRetention(db, known(request.params.orgId), request.body, operatorActor(request), config.webhookRetentionDays),
+    async (request) => {
+      const change = Object.fromEntries(Object.entries(request.body).map(([key, value]) => [key, value === 'default' ? null : value]));
+      return setRetention(db, known(request.params.orgId), change, operatorActor(request), config.webhookRetentionDays);
+    },
   );
 }
