@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { operatorUser, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
+
+const ADDRESS_BODY = {
+  street: '12 Adeola Odeku Street',
+  lga: 'Eti-Osa',
+  state: 'Lagos',
+  applicant: { firstname: 'Adaeze', lastname: 'Okonkwo', phone: '08031234567' },
+};
+
+let t: TestContext;
+let operator: PortalUser;
+
+beforeAll(async () => {
+  t = await buildTestContext();
+  operator = await operatorUser(t.app, t.database.db);
+});
+afterAll(() => t.close());
+
+const accessRows = (orgId: string) =>
+  t.database.db.selectFrom('personal_data_access').selectAll().where('org_id', '=', orgId).orderBy('id').execute();
+
+async function riskLow(orgId: string) {
+  await t.database.db.updateTable('organizations').set({ risk_level: 'LOW' }).where('id', '=', orgId).execute();
+}
+
+describe('views and exports of personal data are logged', () => {
+  it('a GET of a verification and a list by API leave one row each per record, naming the secret; an identity lookup leaves none', async () => {
+    const org = await t.org({ riskLevel: 'LOW' });
+    const created = await t.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: ADDRESS_BODY });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().data.id as number;
+    expect(await accessRows(org.id)).toEqual([]);
+    const got = await t.app.inject({ method: 'GET', url: `/v1/verifications/addresses/${id}`, headers: { ...bearer(org.testSecret), 'x-forwarded-for': '203.0.113.9' } });
+    expect(got.statusCode).toBe(200);
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/verifications/addresses', headers: bearer(org.testSecret) });
+    expect(listed.statusCode).toBe(200);
+    const lookup = await t.app.inject({ method: 'POST', url: '/v1/verifications/identities/bvn/22345678901', headers: bearer(org.testSecret), payload: { lastname: 'Okonkwo' } });
+    expect(lookup.statusCode).toBe(200);
+    const secret = await t.database.db.selectFrom('api_secrets').select('id').where('org_id', '=', org.id).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+    const rows = await accessRows(org.id);
+    expect(rows.map((row) => [row.actor_kind, row.actor_id, row.channel, row.action, row.resource, row.resource_id, row.mode])).toEqual([
+      ['api', secret.id, 'api', 'view', 'address', String(id), 'test'],
+      ['api', secret.id, 'api', 'list', 'address', String(id), 'test'],
+    ]);
+    expect(rows[0]!.ip).toBeTruthy();
+    // No personal data in the log.
+    expect(JSON.stringify(rows)).not.toMatch(/Adaeze|Okonkwo|08031234567|Adeola/);
+  });
+
+  it('a portal detail view and a ledger CSV export leave a row naming the member', async () => {
+    const { org, owner } = await portalOrg(t.database.db);
+    await riskLow(org.id);
+    const created = await portal(t.app, owner, { method: 'POST', url: `/api/orgs/${org.id}/verifications/address?mode=test`, payload: ADDRESS_BODY });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    const detail = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications/address/${id}?mode=test` });
+    expect(detail.statusCode, detail.body).toBe(200);
+    const csv = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/ledger.csv` });
+    expect(csv.statusCode).toBe(200);
+    const rows = await accessRows(org.id);
+    expect(rows.map((row) => [row.actor_kind, row.actor_id, row.channel, row.action, row.resource, row.resource_id])).toEqual([
+      ['member', owner.personId, 'portal', 'view', 'address', String(id)],
+      ['member', owner.personId, 'portal', 'export', 'ledger', null],
+    ]);
+  });
+
+  it('a detail that is not found leaves no row', async () => {
+    const { org, owner } = await portalOrg(t.database.db);
+    const res = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications/address/999999?mode=test` });
+    expect(res.statusCode).toBe(404);
+    expect(await accessRows(org.id)).toEqual([]);
+  });
+});
+
+describe('the operator queries the log', () => {
+  it('filters by organization, resource, actor and dates, pages, and names people', async () => {
+    const a = await portalOrg(t.database.db);
+    const b = await portalOrg(t.database.db);
+    for (const { org, owner } of [a, b]) {
+      await riskLow(org.id);
+      const created = await portal(t.app, owner, { method: 'POST', url: `/api/orgs/${org.id}/verifications/address?mode=test`, payload: ADDRESS_BODY });
+      const id = created.json().id as number;
+      await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications/address/${id}?mode=test` });
+      await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/ledger.csv` });
+    }
+    const query = async (qs: string) => {
+      const res = await portal(t.app, operator, { method: 'GET', url: `/api/console/personal-data-access?${qs}` });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { data: { orgId: string; resource: string; actor: { id: string; name: string | null; kind: string } }[]; total: number; limit: number; offset: number };
+    };
+    const ofA = await query(`orgId=${a.org.id}`);
+    expect(ofA.total).toBe(2);
+    expect(ofA.data.every((row) => row.orgId === a.org.id)).toBe(true);
+    expect(ofA.data[0]!.resource).toBe('ledger'); // newest first
+    expect(ofA.data[0]!.actor).toMatchObject({ kind: 'member', id: a.owner.personId });
+    expect(ofA.data[0]!.actor.name).toBeTruthy();
+    expect((await query(`orgId=${a.org.id}&resource=address`)).total).toBe(1);
+    expect((await query(`actorId=${b.owner.personId}`)).total).toBe(2);
+    expect((await query(`actorId=${b.owner.personId}&limit=1&offset=1`)).data).toHaveLength(1);
+    expect((await query(`orgId=${a.org.id}&from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).total).toBe(0);
+    expect((await query(`orgId=${a.org.id}&to=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`)).total).toBe(0);
+    expect((await query(`orgId=${a.org.id}&from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`)).total).toBe(2);
+    const bad = await portal(t.app, operator, { method: 'GET', url: '/api/console/personal-data-access?orgId=nope' });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('is for operators: 401 without a session, 403 for customers', async () => {
+    const { owner } = await portalOrg(t.database.db);
+    expect((await portal(t.app, undefined, { method: 'GET', url: '/api/console/personal-data-access' })).statusCode).toBe(401);
+    const forbidden = await portal(t.app, owner, { method: 'GET', url: '/api/console/personal-data-access' });
+    expect(forbidden.statusCode).toBe(403);
+  });
+});
