@@ -548,7 +548,14 @@ export interface operations {
                 /** @description Payload: basic (default) or premium */
                 type?: "premium" | "basic";
             };
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -565,6 +572,15 @@ export interface operations {
                     lastname?: string;
                     /** @description Date of birth: DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD */
                     dob?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -736,7 +752,14 @@ export interface operations {
     matchBvn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -759,6 +782,15 @@ export interface operations {
                     phone?: string;
                     /** @description Alias of emailAddress (sample request) */
                     email?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -913,7 +945,14 @@ export interface operations {
     lookupNin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -930,6 +969,15 @@ export interface operations {
                     lastname?: string;
                     /** @description Date of birth: DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD */
                     dob?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1092,7 +1140,14 @@ export interface operations {
     lookupNinByPhone: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -1109,6 +1164,15 @@ export interface operations {
                     lastname?: string;
                     /** @description Date of birth: DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD */
                     dob?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1271,7 +1335,14 @@ export interface operations {
     lookupVirtualNin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The virtual NIN */
                 vNin: string;
@@ -1286,6 +1357,15 @@ export interface operations {
                     dob?: string;
                     gender?: string;
                     phone?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1447,7 +1527,14 @@ export interface operations {
     lookupDriversLicense: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -1462,6 +1549,15 @@ export interface operations {
                     dob?: string;
                     /** @description Accepted (sample request) and ignored */
                     phone?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1626,7 +1722,14 @@ export interface operations {
     lookupVotersCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -1643,6 +1746,15 @@ export interface operations {
                     lastname?: string;
                     /** @description Date of birth: DD-MM-YYYY, DD/MM/YYYY or YYYY-MM-DD */
                     dob?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1807,7 +1919,14 @@ export interface operations {
     lookupCompany: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1818,6 +1937,15 @@ export interface operations {
                     type?: string;
                     /** @description Registration number, e.g. 1284395 or RC1284395 */
                     rcNumber?: string | number;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -1992,7 +2120,14 @@ export interface operations {
     lookupTin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path: {
                 /** @description The identity number */
                 ref: string;
@@ -2162,7 +2297,14 @@ export interface operations {
     matchBiometrics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Consent reference (instead of the body’s consent.reference; the only way for GET lookups and multipart forms) */
+                "x-consent-reference"?: string;
+                /** @description When consent was obtained, ISO 8601 with a time zone */
+                "x-consent-obtained-at"?: string;
+                /** @description How consent was obtained: web, mobile, in_person, phone, paper, other */
+                "x-consent-channel"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2190,6 +2332,15 @@ export interface operations {
                     photo?: string;
                     /** @description http(s) URL of a JPEG, PNG or WebP image of at most 1 MB, fetched within 5 s */
                     photoUrl?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -2594,6 +2745,15 @@ export interface operations {
                         gender?: string;
                         /** @description http(s) URL of a photo */
                         photo?: string;
+                    };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
                     };
                 };
             };
@@ -3005,6 +3165,15 @@ export interface operations {
                      */
                     idType: "FRSC" | "NIN";
                     idNumber: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -3506,6 +3675,15 @@ export interface operations {
                         gender?: string;
                         /** @description http(s) URL of a photo */
                         photo?: string;
+                    };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
                     };
                 };
             };
@@ -4735,6 +4913,15 @@ export interface operations {
                         /** @description BVN, NIN or, for KYC, a phone number */
                         idNumber?: string;
                     };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -5433,6 +5620,15 @@ export interface operations {
                     startDate: string;
                     /** @description Claimed end date; absent while still employed there */
                     endDate?: string;
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };

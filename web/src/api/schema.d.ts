@@ -1557,6 +1557,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/organizations/{orgId}/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How long the organization's personal data is kept, with the defaults */
+        get: operations["consoleGetRetention"];
+        /**
+         * Change how long the organization's personal data is kept (days from 1 to 3650, or "default")
+         * @description The webhook period may not exceed the server's VOUCH_WEBHOOK_RETENTION_DAYS. Audited with the periods before and after. The retention job applies it on its next run (hourly).
+         */
+        put: operations["consoleSetRetention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/personal-data-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who viewed or exported personal data: API secrets, portal members, operators, the command line; newest first
+         * @description Filters combine. The log holds no personal data: resources are named by kind and internal id.
+         */
+        get: operations["consoleListPersonalDataAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/organizations/{orgId}/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the organization requires consent on every identity lookup and workflow creation */
+        get: operations["consoleGetConsentSetting"];
+        /**
+         * Make consent required (or optional) for the organization: without it, its requests answer 400
+         * @description The audit log names the operator.
+         */
+        put: operations["consoleSetConsentSetting"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5380,6 +5442,15 @@ export interface operations {
                         /** @description http(s) URL of a photo */
                         photo?: string;
                     };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
                 };
             };
         };
@@ -5553,6 +5624,15 @@ export interface operations {
                         idType?: string;
                         /** @description BVN, NIN or, for KYC, a phone number */
                         idNumber?: string;
+                    };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
                     };
                 };
             };
@@ -11071,6 +11151,545 @@ export interface operations {
             };
             /** @description Error, style A */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        /** @description In force: identity lookup records (the masked number on usage rows and ledger descriptions), in days */
+                        lookupDays: number;
+                        /** @description In force: completed or cancelled verifications (personal fields blanked, the row kept), in days */
+                        verificationDays: number;
+                        /** @description In force: visit photos (file store), in days */
+                        photoDays: number;
+                        /** @description In force: ended webhook deliveries (their bodies), in days */
+                        webhookDays: number;
+                        defaults: {
+                            /** @description The default: identity lookup records (the masked number on usage rows and ledger descriptions), in days */
+                            lookupDays: number;
+                            /** @description The default: completed or cancelled verifications (personal fields blanked, the row kept), in days */
+                            verificationDays: number;
+                            /** @description The default: visit photos (file store), in days */
+                            photoDays: number;
+                            /** @description The default: ended webhook deliveries (their bodies), in days */
+                            webhookDays: number;
+                        };
+                        /** @description Which periods the organization changed; the others follow the default */
+                        custom: {
+                            lookupDays: boolean;
+                            verificationDays: boolean;
+                            photoDays: boolean;
+                            webhookDays: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSetRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description identity lookup records (the masked number on usage rows and ledger descriptions): days from 1 to 3650, or "default" */
+                    lookupDays?: number | "default";
+                    /** @description completed or cancelled verifications (personal fields blanked, the row kept): days from 1 to 3650, or "default" */
+                    verificationDays?: number | "default";
+                    /** @description visit photos (file store): days from 1 to 3650, or "default" */
+                    photoDays?: number | "default";
+                    /** @description ended webhook deliveries (their bodies): days from 1 to 3650, or "default" */
+                    webhookDays?: number | "default";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        /** @description In force: identity lookup records (the masked number on usage rows and ledger descriptions), in days */
+                        lookupDays: number;
+                        /** @description In force: completed or cancelled verifications (personal fields blanked, the row kept), in days */
+                        verificationDays: number;
+                        /** @description In force: visit photos (file store), in days */
+                        photoDays: number;
+                        /** @description In force: ended webhook deliveries (their bodies), in days */
+                        webhookDays: number;
+                        defaults: {
+                            /** @description The default: identity lookup records (the masked number on usage rows and ledger descriptions), in days */
+                            lookupDays: number;
+                            /** @description The default: completed or cancelled verifications (personal fields blanked, the row kept), in days */
+                            verificationDays: number;
+                            /** @description The default: visit photos (file store), in days */
+                            photoDays: number;
+                            /** @description The default: ended webhook deliveries (their bodies), in days */
+                            webhookDays: number;
+                        };
+                        /** @description Which periods the organization changed; the others follow the default */
+                        custom: {
+                            lookupDays: boolean;
+                            verificationDays: boolean;
+                            photoDays: boolean;
+                            webhookDays: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListPersonalDataAccess: {
+        parameters: {
+            query?: {
+                /** @description One organization */
+                orgId?: string;
+                /** @description One kind: address, business, guarantor, employment, ledger, agent_task, subject */
+                resource?: string;
+                /** @description One resource (with resource) */
+                resourceId?: string;
+                /** @description An API secret's or a person's id */
+                actorId?: string;
+                actorKind?: "api" | "member" | "operator" | "cli";
+                channel?: "api" | "portal" | "console" | "cli";
+                /** @description From this instant (included) */
+                from?: string;
+                /** @description Up to this instant (included) */
+                to?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            at: string;
+                            orgId: string | null;
+                            orgName: string | null;
+                            mode: ("test" | "live") | null;
+                            actor: {
+                                kind: "api" | "member" | "operator" | "cli";
+                                id: string | null;
+                                name: string | null;
+                            };
+                            channel: "api" | "portal" | "console" | "cli";
+                            action: "view" | "list" | "export";
+                            /** @description What was read: address, business, guarantor, employment, ledger, agent_task, subject */
+                            resource: string;
+                            resourceId: string | null;
+                            ip: string | null;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetConsentSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        consentRequired: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSetConsentSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    consentRequired: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        consentRequired: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
