@@ -24,12 +24,16 @@ export const VERIFICATION_TABLES = {
 export const STATUS_COLUMN: Record<VerificationKind, 'status' | 'state'> = { address: 'status', business: 'status', guarantor: 'state', employment: 'state' };
 export const ENDED_STATUSES = ['verified', 'not_verified', 'cancelled'] as const;
 
+/** A blanked person: every field the records render, empty (the API's schemas require them). */
+const BLANK_PERSON = JSON.stringify({ firstname: '', middlename: '', lastname: '', phone: '', email: '', gender: '', birthdate: '', idType: '', idNumber: '', photo: '' });
+const BLANK_ADDRESS = JSON.stringify({ street: '', city: '', landmark: '', lga: '', state: '', country: '' });
+
 /** What every personal column of a verification becomes: empty values (NOT NULL columns) or null. */
 const WHOLE_ROW: Record<VerificationKind, Record<string, unknown>> = {
-  address: { applicant: '{}', applicant_id_key: null, neighbor: null, street: '', city: '', landmark: '', latitude: null, longitude: null },
-  business: { applicant: '{}', neighbor: null, findings: null },
-  guarantor: { applicant: '{}', firstname: '', lastname: '', phone: '', email: '', address: '{}', response: null },
-  employment: { applicant: '{}', employer_email: '', employer_phone: '', attestation: null },
+  address: { applicant: BLANK_PERSON, applicant_id_key: null, neighbor: null, street: '', city: '', landmark: '', latitude: null, longitude: null },
+  business: { applicant: BLANK_PERSON, neighbor: null, findings: null },
+  guarantor: { applicant: BLANK_PERSON, firstname: '', lastname: '', phone: '', email: '', address: BLANK_ADDRESS, response: null },
+  employment: { applicant: BLANK_PERSON, employer_email: '', employer_phone: '', attestation: null },
 };
 
 /**
@@ -39,7 +43,7 @@ const WHOLE_ROW: Record<VerificationKind, Record<string, unknown>> = {
 export const PARTY_COLUMNS: Record<string, Record<string, unknown>> = {
   'address:neighbour': { neighbor: null },
   'business:neighbour': { neighbor: null },
-  'guarantor:guarantor': { firstname: '', lastname: '', phone: '', email: '', address: '{}', response: null },
+  'guarantor:guarantor': { firstname: '', lastname: '', phone: '', email: '', address: BLANK_ADDRESS, response: null },
   'employment:employer': { employer_email: '', employer_phone: '' },
 };
 

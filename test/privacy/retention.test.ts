@@ -112,7 +112,7 @@ describe('the retention job', () => {
       expect(Number(stored.charged)).toBeGreaterThan(0);
     }
     const plain = await db.selectFrom('address_verifications').select(['applicant', 'street', 'city', 'landmark']).where('id', '=', addressId).executeTakeFirstOrThrow();
-    expect(plain).toEqual({ applicant: {}, street: '', city: '', landmark: '' });
+    expect(plain).toMatchObject({ applicant: { firstname: '', lastname: '', idNumber: '', phone: '' }, street: '', city: '', landmark: '' });
     // Nothing personal left in the raw row: no name, number, phone or street.
     const text = (await sql<{ row: string }>`select t::text as row from address_verifications t where id = ${addressId}`.execute(raw())).rows[0]!.row;
     for (const needle of [APPLICANT.lastname, APPLICANT.idNumber, '8061800022', LAGOS, NEIGHBOUR.neighborName]) expect(text).not.toContain(needle);
