@@ -35,6 +35,8 @@ const WHOLE_ROW: Record<VerificationKind, Record<string, unknown>> = {
   guarantor: { applicant: BLANK_PERSON, firstname: '', lastname: '', phone: '', email: '', address: BLANK_ADDRESS, response: null },
   employment: { applicant: BLANK_PERSON, employer_email: '', employer_phone: '', attestation: null },
 };
+/** The consent recorded with a verification (0021): its reference may name the person. */
+const CONSENT = { consent_reference: null, consent_obtained_at: null, consent_channel: null };
 
 /**
  * The people a verification names besides its applicant, and the columns that are theirs: an
@@ -124,7 +126,7 @@ export async function anonymiseVerifications(
       const end = erasure && found.open ? { [status]: 'cancelled', reason: 'SUBJECT_ERASED', cancelled_at: now } : {};
       await loose
         .updateTable(table)
-        .set({ ...WHOLE_ROW[kind], ...(isFieldKind(kind) ? { photo_ids: sql`'{}'::uuid[]` } : {}), ...end, anonymised_at: now })
+        .set({ ...WHOLE_ROW[kind], ...CONSENT, ...(isFieldKind(kind) ? { photo_ids: sql`'{}'::uuid[]` } : {}), ...end, anonymised_at: now })
         .where('id', '=', id)
         .execute();
       counts.verifications += 1;

@@ -5,6 +5,8 @@ import { CliError, print, withDatabase } from '../cli/support.js';
 import { openFileStore } from '../files/open-store.js';
 import { protectionOf } from '../platform/crypto/fields.js';
 import { isUuid } from '../accounts/service.js';
+import { logCliAccess } from '../access-log/service.js';
+import type { Mode } from '../platform/db/schema.js';
 import { getRetention, RETENTION_KEYS, RETENTION_LABELS, setRetention, type RetentionChange, type RetentionKey, type RetentionSettings } from './retention.js';
 import { eraseSubject, exportSubject, findSubject, countsOf, parseIdentifiers, writePhotos, type IdentifierKind, type SubjectCounts } from './subjects.js';
 
@@ -95,6 +97,14 @@ export function registerPrivacyCommands(program: Command): void {
       const { identifiers, scope } = parsed(opts);
       await withDatabase(async ({ db }, config) => {
         const exported = await exportSubject(db, identifiers, scope, cliActor());
+        // The access log (who exported which verification's personal data): one row per verification.
+        const groups = new Map<string, { orgId: string; mode: Mode; kind: string; ids: number[] }>();
+        for (const hit of exported.data.verifications) {
+          const key = `${hit.orgId}:${hit.mode}:${hit.kind}`;
+          if (!groups.has(key)) groups.set(key, { orgId: hit.orgId, mode: hit.mode as Mode, kind: hit.kind, ids: [] });
+          groups.get(key)!.ids.push(hit.id);
+        }
+        for (const group of groups.values()) await logCliAccess(db, { orgId: group.orgId, mode: group.mode }, group.kind, 'export', group.ids);
         let files: Record<string, string> | undefined;
         if (opts.files) files = await writePhotos(openFileStore(config, protectionOf(db)), exported.data.photos, opts.files);
         const document = { ...exported, ...(files ? { files } : {}) };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { isUuid } from '../accounts/service.js';
+import { consentOf, type Consent } from '../consent/consent.js';
 import type { FileStore } from '../files/store.js';
 import { normalizePhone } from '../identities/matching.js';
 import { keyringOf } from '../platform/crypto/fields.js';
@@ -112,6 +113,8 @@ export interface VerificationHit {
   reference: string;
   /** applicant, neighbour, guarantor or employer. */
   roles: string[];
+  /** The consent the customer recorded with it (0021), or null. */
+  consent: Consent | null;
   record: Row;
 }
 
@@ -215,7 +218,7 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
         .filter(([, columns]) => matcher.matches(Object.fromEntries(columns.map((column) => [column, row[column]]))))
         .map(([role]) => role);
       if (roles.length === 0) continue;
-      findings.verifications.push({ kind, id: Number(row.id), orgId: String(row.org_id), mode: String(row.mode), reference: String(row.reference), roles, record: row });
+      findings.verifications.push({ kind, id: Number(row.id), orgId: String(row.org_id), mode: String(row.mode), reference: String(row.reference), roles, consent: consentOf(row), record: row });
     }
   }
 
