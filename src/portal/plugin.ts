@@ -125,6 +125,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
                 role: Role,
                 enabled: Type.Boolean(),
                 permissions: Type.Array(Type.String()),
+                consentRequired: Type.Boolean({ description: 'The organization requires consent on every identity lookup and verification it creates (set by the operator)' }),
               }),
             ),
           }),
@@ -136,7 +137,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
       const rows = await options.db
         .selectFrom('memberships as m')
         .innerJoin('organizations as o', 'o.id', 'm.org_id')
-        .select(['o.id', 'o.name', 'o.enabled', 'm.role'])
+        .select(['o.id', 'o.name', 'o.enabled', 'o.consent_required', 'm.role'])
         .where('m.person_id', '=', request.portal.person.id)
         .orderBy('m.created_at')
         .execute();
@@ -149,6 +150,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
           role: row.role,
           enabled: row.enabled,
           permissions: permissionsOf(row.role),
+          consentRequired: row.consent_required,
         })),
       };
     },

@@ -67,7 +67,7 @@ describe('sign-up', () => {
     expect(cookie).toMatch(/^vouch_session=/);
     const me = (await portal(ctx.app, user, { method: 'GET', url: '/api/me' })).json();
     expect(me.person).toMatchObject({ email: address, name: 'Ada Obi', emailVerified: false, totpEnabled: false });
-    expect(me.memberships).toEqual([expect.objectContaining({ orgId, orgName: 'Obi Lending', role: 'owner', enabled: false })]);
+    expect(me.memberships).toEqual([expect.objectContaining({ orgId, orgName: 'Obi Lending', role: 'owner', enabled: false, consentRequired: false })]);
     const org = await ctx.accounts.get(orgId);
     expect(org).toMatchObject({ enabled: false, balance: 0 });
   });

@@ -1663,6 +1663,8 @@ export interface operations {
                             role: "owner" | "admin" | "developer" | "viewer";
                             enabled: boolean;
                             permissions: string[];
+                            /** @description The organization requires consent on every identity lookup and verification it creates (set by the operator) */
+                            consentRequired: boolean;
                         }[];
                     };
                 };

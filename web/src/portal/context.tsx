@@ -69,6 +69,8 @@ export function useCurrentOrg() {
     orgName: org.orgName,
     role: org.role,
     enabled: org.enabled,
+    /** The operator made consent required: its create forms must send it (the server answers 400 otherwise). */
+    consentRequired: org.consentRequired,
     can: (permission: string) => org.permissions.includes(permission),
   };
 }

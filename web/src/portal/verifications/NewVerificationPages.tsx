@@ -5,6 +5,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, ApiRequestError, unwrap } from '../../api/client';
 import { PageHeader } from '../../components/layout-parts';
 import { useCurrentOrg, useMode } from '../context';
+import { CONSENT_FIELDS, ConsentFields, consentBody } from './ConsentFields';
 import { splitErrors } from './field-errors';
 
 type Values = Record<string, string>;
@@ -120,10 +121,10 @@ function useValues(initial: Values = {}) {
 
 const optional = (value: string | undefined) => (value && value.trim() !== '' ? value.trim() : undefined);
 
-const ADDRESS_FIELDS = ['reference', 'street', 'lga', 'state', 'city', 'landmark', 'applicant.firstname', 'applicant.lastname', 'applicant.phone', 'applicant.idType', 'applicant.idNumber', 'applicant.dob'];
+const ADDRESS_FIELDS = ['reference', 'street', 'lga', 'state', 'city', 'landmark', 'applicant.firstname', 'applicant.lastname', 'applicant.phone', 'applicant.idType', 'applicant.idNumber', 'applicant.dob', ...CONSENT_FIELDS];
 
 export function NewAddressPage() {
-  const { orgId } = useCurrentOrg();
+  const { orgId, consentRequired } = useCurrentOrg();
   const [mode] = useMode();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -148,6 +149,7 @@ export function NewAddressPage() {
               dob: optional(values.dob),
               ...(idNumber ? { idType: values.idType, idNumber } : {}),
             },
+            consent: consentBody(values),
           },
         }),
       );
@@ -183,6 +185,7 @@ export function NewAddressPage() {
       </Title>
       <PlaceFields values={values} set={set} errors={byField} required />
       <TextInput label="Your reference (optional)" description="Unique per mode; made for you when empty" value={values.reference ?? ''} onChange={(ev) => set('reference', ev.currentTarget.value)} error={e('reference')} />
+      <ConsentFields values={values} set={set} errors={byField} required={consentRequired} />
     </FormFrame>
   );
 }
@@ -195,11 +198,11 @@ const GUARANTOR_ID_TYPES = [
 
 const GUARANTOR_FIELDS = [
   'reference', 'firstname', 'lastname', 'email', 'phone', 'street', 'lga', 'state', 'city', 'landmark', 'acceptableIdType', 'verifyAddress',
-  'applicant.firstname', 'applicant.lastname', 'applicant.phone', 'applicant.dob', 'applicant.idType', 'applicant.idNumber',
+  'applicant.firstname', 'applicant.lastname', 'applicant.phone', 'applicant.dob', 'applicant.idType', 'applicant.idNumber', ...CONSENT_FIELDS,
 ];
 
 export function NewGuarantorPage() {
-  const { orgId } = useCurrentOrg();
+  const { orgId, consentRequired } = useCurrentOrg();
   const [mode] = useMode();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -232,6 +235,7 @@ export function NewGuarantorPage() {
               dob: optional(values.applicantDob),
               ...(idNumber ? { idType: values.idType, idNumber } : {}),
             },
+            consent: consentBody(values),
           },
         }),
       );
@@ -293,6 +297,7 @@ export function NewGuarantorPage() {
         <TextInput label="Applicant’s ID number" value={values.idNumber ?? ''} onChange={(ev) => set('idNumber', ev.currentTarget.value)} error={e('applicant.idNumber')} autoComplete="off" />
       </SimpleGrid>
       <TextInput label="Your reference (optional)" description="Unique per mode; made for you when empty" value={values.reference ?? ''} onChange={(ev) => set('reference', ev.currentTarget.value)} error={e('reference')} />
+      <ConsentFields values={values} set={set} errors={byField} required={consentRequired} />
     </FormFrame>
   );
 }
