@@ -29,8 +29,8 @@ export function registerAccessLogCommands(program: Command): void {
     .option('--resource <kind>', 'address, business, guarantor, employment, ledger, subject ...')
     .option('--resource-id <id>', 'one resource (with --resource)')
     .option('--actor <id>', "an API secret's or a person's id")
-    .option('--actor-kind <kind>', 'api, member, operator or cli')
-    .option('--channel <channel>', 'api, portal, console or cli')
+    .option('--actor-kind <kind>', 'api, member, operator, agent or cli')
+    .option('--channel <channel>', 'api, portal, console, field or cli')
     .option('--from <date>', 'from this day or instant (included)')
     .option('--to <date>', 'up to this day or instant (included)')
     .option('--limit <n>', 'rows to print (default 50, at most 1000)', '50')
@@ -38,8 +38,8 @@ export function registerAccessLogCommands(program: Command): void {
     .action(async (opts: { org?: string; resource?: string; resourceId?: string; actor?: string; actorKind?: string; channel?: string; from?: string; to?: string; limit: string; json?: boolean }) => {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be a whole number from 1 to 1000');
-      if (opts.actorKind && !['api', 'member', 'operator', 'cli'].includes(opts.actorKind)) throw new CliError('--actor-kind must be one of api, member, operator, cli');
-      if (opts.channel && !['api', 'portal', 'console', 'cli'].includes(opts.channel)) throw new CliError('--channel must be one of api, portal, console, cli');
+      if (opts.actorKind && !['api', 'member', 'operator', 'agent', 'cli'].includes(opts.actorKind)) throw new CliError('--actor-kind must be one of api, member, operator, agent, cli');
+      if (opts.channel && !['api', 'portal', 'console', 'field', 'cli'].includes(opts.channel)) throw new CliError('--channel must be one of api, portal, console, field, cli');
       if (opts.org && !/^[0-9a-f-]{36}$/i.test(opts.org)) throw new CliError('--org must be an organization id (a UUID)');
       const filters = {
         orgId: opts.org,

@@ -10,8 +10,8 @@ import type { AreaOptions } from '../portal/plugin.js';
 import { Nullable, OrgParams, PortalPage, portalErrors, sessionSecurity } from '../portal/schemas.js';
 import { ACCESS_RESOURCES, listAccess } from './service.js';
 
-const ActorKind = Type.Union([Type.Literal('api'), Type.Literal('member'), Type.Literal('operator'), Type.Literal('cli')]);
-const Channel = Type.Union([Type.Literal('api'), Type.Literal('portal'), Type.Literal('console'), Type.Literal('cli')]);
+const ActorKind = Type.Union([Type.Literal('api'), Type.Literal('member'), Type.Literal('operator'), Type.Literal('agent'), Type.Literal('cli')]);
+const Channel = Type.Union([Type.Literal('api'), Type.Literal('portal'), Type.Literal('console'), Type.Literal('field'), Type.Literal('cli')]);
 
 const AccessEntry = Type.Object({
   id: Type.Integer(),

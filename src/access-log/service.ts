@@ -83,6 +83,19 @@ export function logSessionAccess(
   );
 }
 
+/**
+ * Field tasks shown with their applicant or contact (name, phone, place): to a field agent (the
+ * agent API or the field app), an operator (the console) or the command line; one row a task.
+ */
+export function logTaskAccess(
+  db: Kysely<DB>,
+  who: { actorKind: 'agent' | 'operator' | 'cli'; actorId: string | null; channel: AccessChannel; ip: string | null },
+  tasks: readonly { kind: string; verificationId: number; orgId: string; mode: Mode | null }[],
+  action: AccessAction = 'list',
+): Promise<void> {
+  return logAccess(db, tasks.map((task) => ({ orgId: task.orgId, mode: task.mode, ...who, action, resource: task.kind, resourceId: task.verificationId })));
+}
+
 /** A command-line command that printed personal data. */
 export function logCliAccess(db: Kysely<DB>, scope: { orgId: string | null; mode: Mode | null }, resource: string, action: AccessAction, ids: readonly (string | number | null)[]): Promise<void> {
   return logAccess(db, ids.map((id) => ({ ...scope, actorKind: 'cli', actorId: null, channel: 'cli', action, resource, resourceId: id, ip: null })));

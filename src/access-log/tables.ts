@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 
-export type AccessActorKind = 'api' | 'member' | 'operator' | 'cli';
-export type AccessChannel = 'api' | 'portal' | 'console' | 'cli';
+export type AccessActorKind = 'api' | 'member' | 'operator' | 'agent' | 'cli';
+export type AccessChannel = 'api' | 'portal' | 'console' | 'field' | 'cli';
 export type AccessAction = 'view' | 'list' | 'export';
 
 /** One view or export of personal data (0021; issue 12, point 5): who, what, how, when, from where; no personal data itself. */

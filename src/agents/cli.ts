@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { logTaskAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { addressTaskSource } from '../addresses/tasks.js';
 import { businessTaskSource } from '../businesses/tasks.js';
@@ -39,6 +40,8 @@ function describeAgent(agent: AgentView): string {
 
 /** Tasks with what the agent would see (place, contact, business). */
 async function describeTasks(db: Kysely<DB>, publicUrl: string, tasks: FieldTask[]) {
+  // The tasks are printed with their applicant or contact: the access log says so.
+  await logTaskAccess(db, { actorKind: 'cli', actorId: null, channel: 'cli', ip: null }, tasks);
   const urls = fileUrls(await loadSigningKey(db), publicUrl);
   const sources = [addressTaskSource(urls), businessTaskSource(urls)];
   const summaries = new Map<FieldTaskKind, Awaited<ReturnType<(typeof sources)[number]['summarize']>>>();

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { logTaskAccess } from '../access-log/service.js';
 import type { FileStore } from '../files/store.js';
 import type { DB } from '../platform/db/schema.js';
 import { acceptVisitReports, fileVisitReport, openTaskOf, REPORT_DESCRIPTION, REPORT_LIMIT, ReportForm, startVisit, TaskParams } from './report.js';
@@ -86,6 +87,7 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
     },
     async (request) => {
       const tasks = await openTasksOf(db, request.agent.agentId);
+      await logTaskAccess(db, { actorKind: 'agent', actorId: request.agent.agentId, channel: 'api', ip: request.ip }, tasks);
       const summaries = new Map<FieldTaskKind, Awaited<ReturnType<FieldTaskSource['summarize']>>>();
       for (const source of sources) summaries.set(source.kind, await source.summarize(db, tasks.filter((t) => t.kind === source.kind)));
       const data = tasks.flatMap((task) => {

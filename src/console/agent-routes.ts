@@ -1,7 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { logTaskAccess } from '../access-log/service.js';
 import { MAX_NOTE_LENGTH, ReviewQueue } from '../agents/review.js';
+import type { FieldTaskKind } from '../agents/tables.js';
+import type { Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
@@ -124,6 +127,13 @@ export async function consoleAgentRoutes(parent: FastifyInstance, { db, config, 
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const agents = new ConsoleAgents(db, { mail, publicUrl: config.publicUrl, sources: fieldSources });
   const reviews = new ReviewQueue(db, { store, sources: fieldSources, urls });
+  /** Tasks shown with their place, applicant or report: the access log names the operator. */
+  const shown = <T extends { kind: FieldTaskKind; id: number; orgId: string; mode?: Mode }>(request: FastifyRequest, items: T[]): Promise<T[]> =>
+    logTaskAccess(
+      db,
+      { actorKind: 'operator', actorId: request.portal.person.id, channel: 'console', ip: request.ip },
+      items.map((item) => ({ kind: item.kind, verificationId: item.id, orgId: item.orgId, mode: item.mode ?? null })),
+    ).then(() => items);
   app.addHook('onClose', () => agents.flush());
   const operatorsOnly = [requireSession(db), requireOperator];
   const agentIdOf = (raw: string) => {
@@ -187,7 +197,11 @@ export async function consoleAgentRoutes(parent: FastifyInstance, { db, config, 
         response: { 200: Type.Object({ agent: ConsoleAgent, openTasks: Type.Array(TaskEntry), completedVisits: Type.Array(VisitEntry) }), ...portalErrors(401, 403, 404) },
       },
     },
-    async (request) => agents.detail(agentIdOf(request.params.agentId)),
+    async (request) => {
+      const detail = await agents.detail(agentIdOf(request.params.agentId));
+      await shown(request, [...detail.openTasks, ...detail.completedVisits]);
+      return detail;
+    },
   );
 
   app.put(
@@ -258,7 +272,7 @@ export async function consoleAgentRoutes(parent: FastifyInstance, { db, config, 
         response: { 200: Type.Object({ data: Type.Array(TaskEntry) }), ...portalErrors(400, 401, 403) },
       },
     },
-    async (request) => ({ data: await agents.tasks({ unassigned: request.query.unassigned ?? false }) }),
+    async (request) => ({ data: await shown(request, await agents.tasks({ unassigned: request.query.unassigned ?? false })) }),
   );
 
   app.post(
@@ -290,7 +304,7 @@ export async function consoleAgentRoutes(parent: FastifyInstance, { db, config, 
         response: { 200: Type.Object({ data: Type.Array(HeldVisit) }), ...portalErrors(401, 403) },
       },
     },
-    async () => ({ data: await reviews.list() }),
+    async (request) => ({ data: await shown(request, await reviews.list()) }),
   );
 
   app.post(

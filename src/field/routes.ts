@@ -1,9 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
+import { logTaskAccess } from '../access-log/service.js';
 import { agentOfPerson, type AgentAccount } from '../agents/accounts.js';
 import { acceptVisitReports, fileVisitReport, openTaskOf, REPORT_DESCRIPTION, REPORT_LIMIT, ReportForm, startVisit, TaskParams, type FiledReport } from '../agents/report.js';
 import { TaskView } from '../agents/routes.js';
+import type { FieldTask } from '../agents/service.js';
 import type { FieldTaskKind } from '../agents/tables.js';
 import { ApiError } from '../platform/errors.js';
 import { REPLAYED_HEADER } from '../platform/idempotency.js';
@@ -116,7 +118,9 @@ export async function fieldRoutes(parent: FastifyInstance, { db, store, fieldSou
       const { latitude, longitude } = request.query;
       if ((latitude === undefined) !== (longitude === undefined)) throw new ApiError('VALIDATION_ERROR', 'Send latitude and longitude together, or neither');
       const position = latitude !== undefined && longitude !== undefined ? { latitude, longitude } : undefined;
-      return { sortedBy: position ? ('distance' as const) : ('due' as const), data: await fieldTasksOf(db, sources, request.fieldAgent.agentId, position) };
+      const agentId = request.fieldAgent.agentId;
+      const seen = (tasks: readonly FieldTask[]) => logTaskAccess(db, { actorKind: 'agent', actorId: agentId, channel: 'field', ip: request.ip }, tasks);
+      return { sortedBy: position ? ('distance' as const) : ('due' as const), data: await fieldTasksOf(db, sources, agentId, position, new Date(), seen) };
     },
   );
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { visitDueAt } from '../agents/due.js';
 import { BUSINESS_FINDINGS } from '../agents/report.js';
-import { openTasksOf } from '../agents/service.js';
+import { openTasksOf, type FieldTask } from '../agents/service.js';
 import type { FieldTaskSource, TaskPlace, TaskSummary } from '../agents/tasks.js';
 import type { FieldTaskKind } from '../agents/tables.js';
 import { MAX_PHOTOS } from '../files/service.js';
@@ -83,8 +83,16 @@ function kmToState(position: Position, state: string): number | null {
   return Math.round(distanceKm(position.latitude, position.longitude, centre.latitude, centre.longitude) * 10) / 10;
 }
 
-export async function fieldTasksOf(db: Kysely<DB>, sources: readonly FieldTaskSource[], agentId: string, position?: Position, now = new Date()): Promise<FieldTaskView[]> {
+export async function fieldTasksOf(
+  db: Kysely<DB>,
+  sources: readonly FieldTaskSource[],
+  agentId: string,
+  position?: Position,
+  now = new Date(),
+  shown?: (tasks: readonly FieldTask[]) => Promise<void>,
+): Promise<FieldTaskView[]> {
   const tasks = await openTasksOf(db, agentId);
+  await shown?.(tasks);
   const views: FieldTaskView[] = [];
   for (const source of sources) {
     const own = tasks.filter((task) => task.kind === source.kind);

@@ -26,6 +26,6 @@ describe('vouch org consent and vouch access-log', () => {
     const log = await cliJson<{ data: unknown[]; total: number }>(['access-log', '--resource', 'address', '--json'], env);
     expect(log).toEqual({ data: [], total: 0 });
     expectFailure(await runCli(['access-log', '--from', 'yesterday'], env), /--from must be a date/);
-    expectFailure(await runCli(['access-log', '--channel', 'fax'], env), /--channel must be one of api, portal, console, cli/);
+    expectFailure(await runCli(['access-log', '--channel', 'fax'], env), /--channel must be one of api, portal, console, field, cli/);
   });
 });

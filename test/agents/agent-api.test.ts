@@ -142,6 +142,15 @@ describe('field agents: assignment and the agent API', () => {
         business: { name: 'Mama Put Ventures', type: 'Informal', rcNumber: '' },
         contact: { name: 'Chidi Eze', phone: '' },
       });
+      // The agent API showed these applicants to an agent: the access log says who, with no personal data.
+      const logged = await t.database.db
+        .selectFrom('personal_data_access')
+        .select(['actor_kind', 'actor_id', 'channel', 'action', 'resource_id'])
+        .where('resource', '=', 'address')
+        .where('resource_id', '=', String(address.id))
+        .execute();
+      expect(logged).toEqual([{ actor_kind: 'agent', actor_id: expect.stringMatching(/^[0-9a-f-]{36}$/), channel: 'api', action: 'list', resource_id: String(address.id) }]);
+      expect([ada.id, bayo.id]).toContain(logged[0]!.actor_id);
       for (const [kind, id] of [['address', address.id], ['business', hidden.id]] as const) await http.del(`/v1/verifications/${kind === 'address' ? 'addresses' : 'businesses'}/${id}`, org.liveSecret);
     });
 

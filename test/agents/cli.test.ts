@@ -100,6 +100,14 @@ describe('vouch agent', () => {
     const agentTasks = await cliJson<{ id: number }[]>(['agent', 'tasks', '--agent', agent.id, '--json'], env);
     expect(agentTasks.map((task) => task.id).sort()).toEqual([lagos.data.id, kano.data.id].sort());
     expect((await cliJson<AgentJson[]>(['agent', 'list', '--json'], env))[0]!.openTasks).toBe(2);
+    // The commands printed the tasks' contacts: the access log has them, as the command line.
+    const logged = await cliJson<{ data: { actor: { kind: string }; channel: string; action: string; resourceId: string }[] }>(
+      ['access-log', '--channel', 'cli', '--resource', 'business', '--json'],
+      env,
+    );
+    expect(logged.data.length).toBeGreaterThan(0);
+    expect(logged.data.every((row) => row.actor.kind === 'cli' && row.channel === 'cli' && row.action === 'list')).toBe(true);
+    expect(logged.data.map((row) => row.resourceId)).toContain(String(kano.data.id));
 
     const deactivated = await cliJson<AgentJson>(['agent', 'deactivate', agent.id, '--json'], env);
     expect(deactivated).toMatchObject({ active: false, openTasks: 0 });

@@ -282,6 +282,15 @@ describe('the review queue', () => {
     const opened = await openPhoto(entry.report.photos[0]);
     expect(opened.statusCode).toBe(200);
     expect(opened.headers['content-type']).toBe('image/jpeg');
+    // The operator saw the report and its neighbour: the access log names them.
+    const logged = await ctx.database.db
+      .selectFrom('personal_data_access')
+      .select(['org_id', 'mode', 'actor_kind', 'actor_id', 'channel', 'action'])
+      .where('resource', '=', 'address')
+      .where('resource_id', '=', String(created.id))
+      .where('channel', '=', 'console')
+      .execute();
+    expect(logged[0]).toEqual({ org_id: org.id, mode: 'live', actor_kind: 'operator', actor_id: operator.personId, channel: 'console', action: 'list' });
   });
 
   it('approve completes the verification with the report and sends the webhook once, still flagged', async () => {

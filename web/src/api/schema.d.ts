@@ -11431,8 +11431,8 @@ export interface operations {
                 resourceId?: string;
                 /** @description An API secret's or a person's id */
                 actorId?: string;
-                actorKind?: "api" | "member" | "operator" | "cli";
-                channel?: "api" | "portal" | "console" | "cli";
+                actorKind?: "api" | "member" | "operator" | "agent" | "cli";
+                channel?: "api" | "portal" | "console" | "field" | "cli";
                 /** @description From this instant (included) */
                 from?: string;
                 /** @description Up to this instant (included) */
@@ -11461,11 +11461,11 @@ export interface operations {
                             orgName: string | null;
                             mode: ("test" | "live") | null;
                             actor: {
-                                kind: "api" | "member" | "operator" | "cli";
+                                kind: "api" | "member" | "operator" | "agent" | "cli";
                                 id: string | null;
                                 name: string | null;
                             };
-                            channel: "api" | "portal" | "console" | "cli";
+                            channel: "api" | "portal" | "console" | "field" | "cli";
                             action: "view" | "list" | "export";
                             /** @description What was read: address, business, guarantor, employment, ledger, agent_task, subject */
                             resource: string;

@@ -42,10 +42,11 @@ CREATE TABLE personal_data_access (
   org_id       uuid REFERENCES organizations (id) ON DELETE SET NULL,
   mode         text CHECK (mode IN ('test', 'live')),
   -- api: an API secret (actor_id = api_secrets.id); member: a person in the portal;
-  -- operator: a person in the console (actor_id = people.id); cli: the command line (actor_id null).
-  actor_kind   text NOT NULL CHECK (actor_kind IN ('api', 'member', 'operator', 'cli')),
+  -- operator: a person in the console (actor_id = people.id); agent: a field agent, by the agent API
+  -- or the field app (actor_id = field_agents.id); cli: the command line (actor_id null).
+  actor_kind   text NOT NULL CHECK (actor_kind IN ('api', 'member', 'operator', 'agent', 'cli')),
   actor_id     text,
-  channel      text NOT NULL CHECK (channel IN ('api', 'portal', 'console', 'cli')),
+  channel      text NOT NULL CHECK (channel IN ('api', 'portal', 'console', 'field', 'cli')),
   action       text NOT NULL CHECK (action IN ('view', 'list', 'export')),
   resource     text NOT NULL,
   resource_id  text,
