@@ -130,6 +130,8 @@ export interface SubjectFindings {
   verifications: VerificationHit[];
   photos: { id: string; verification: string; contentType: string; size: number; sha256: string; createdAt: Date }[];
   heldReports: { verification: string; heldAt: Date | null; report: unknown }[];
+  /** Held reports (waiting for review) whose neighbour is the person, on verifications not otherwise found. */
+  heldNeighbours: { kind: 'address' | 'business'; verificationId: number }[];
   fieldReportKeys: { verification: string; createdAt: Date }[];
   outbox: { id: number; kind: string; verificationId: number; recipient: unknown; subject: unknown; text: unknown; createdAt: Date; sentAt: Date | null }[];
   webhookDeliveries: { id: number; orgId: string; mode: string; eventType: string; status: string; createdAt: Date; payload: unknown }[];
@@ -183,7 +185,7 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
   await checkScope(db, scope);
   const keyring = keyringOf(db);
   const matcher = new Matcher(identifiers);
-  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], photos: [], heldReports: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
+  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], photos: [], heldReports: [], heldNeighbours: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
 
   if (!scope.orgId) {
     // The embedded registry, by blind index.
@@ -271,6 +273,20 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
         });
       }
     }
+  }
+
+  // A report held for review names a neighbour before the verification does: the person may be that neighbour.
+  const heldTasks = db
+    .selectFrom('field_tasks')
+    .select(['kind', 'verification_id', 'held_at', 'held_report'])
+    .where('held_report', 'is not', null)
+    .$if(scope.orgId !== undefined, (query) => query.where('org_id', '=', scope.orgId!));
+  for (const task of await heldTasks.execute()) {
+    const name = label(task.kind, Number(task.verification_id));
+    if (!task.held_report || findings.heldReports.some((held) => held.verification === name)) continue;
+    if (!matcher.matches({ neighbor: task.held_report.neighbor })) continue;
+    findings.heldReports.push({ verification: name, heldAt: task.held_at, report: task.held_report });
+    findings.heldNeighbours.push({ kind: task.kind, verificationId: Number(task.verification_id) });
   }
 
   // Messages to respondents: sent to the person, or about a verification found.
@@ -402,6 +418,22 @@ export async function eraseSubject(
         bump('webhook_deliveries', Number((await db.deleteFrom('webhook_deliveries').where('resource_kind', '=', kind).where('resource_id', 'in', batch).executeTakeFirst()).numDeletedRows));
       }
     }
+  }
+  // The person named as the neighbour in a report still held for review: that part of the report is blanked.
+  for (const held of data.heldNeighbours) {
+    await db.transaction().execute(async (trx) => {
+      const task = await trx
+        .selectFrom('field_tasks')
+        .select('held_report')
+        .where('kind', '=', held.kind)
+        .where('verification_id', '=', held.verificationId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!task?.held_report) return;
+      const report = { ...task.held_report, neighbor: { name: '', comment: '', phone: '' } };
+      await trx.updateTable('field_tasks').set({ held_report: JSON.stringify(report) }).where('kind', '=', held.kind).where('verification_id', '=', held.verificationId).execute();
+      bump('held_reports', 1);
+    });
   }
   // Photos of held reports that the anonymisation did not reach, and messages sent to the person.
   const leftPhotos = data.photos.map((photo) => photo.id);

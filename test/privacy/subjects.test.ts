@@ -160,6 +160,29 @@ describe('vouch subject', () => {
   }, 60_000);
   afterAll(() => throwaway?.cleanup());
 
+  it('finds a neighbour named only in a report held for review, and blanks them there', async () => {
+    const db = ctx.database.db;
+    const R = { name: 'Rukayat Heldneighbour', phone: '08121870077' };
+    // Reported from Kano for a Lagos address: held for review, the neighbour only in the held report.
+    const id = await visitedAddress(ctx.app, db, orgA.liveSecret, { reference: 'held-neighbour', applicant: { firstname: 'Held', lastname: 'Applicant', idType: 'NIN', idNumber: '12391870078', phone: '08091870078' } }, { neighborName: R.name, neighborPhone: R.phone, neighborComment: 'Lives opposite', latitude: '12.0', longitude: '8.52' }, 41);
+    const held = () => db.selectFrom('field_tasks').select('held_report').where('kind', '=', 'address').where('verification_id', '=', id).executeTakeFirstOrThrow();
+    expect((await held()).held_report?.neighbor).toMatchObject({ name: R.name, phone: '+2348121870077' });
+
+    const exported = await exportSubject(db, parseIdentifiers({ phone: R.phone }), { orgId: orgA.id }, 'cli:test');
+    expect(exported.data.verifications).toEqual([]);
+    expect(exported.data.heldNeighbours).toEqual([{ kind: 'address', verificationId: id }]);
+    expect(exported.data.heldReports).toEqual([expect.objectContaining({ verification: `address/${id}` })]);
+
+    const erased = await eraseSubject(db, store, parseIdentifiers({ phone: R.phone }), { orgId: orgA.id }, 'cli:test');
+    expect(erased.erased).toMatchObject({ held_reports: 1 });
+    const after = (await held()).held_report!;
+    expect(after.neighbor).toEqual({ name: '', comment: '', phone: '' });
+    // The rest of the report waits for the operator as before.
+    expect(after.photoIds).toHaveLength(2);
+    expect(await rawHits([R.name, '8121870077'])).toEqual({});
+    expect((await exportSubject(db, parseIdentifiers({ phone: R.phone }), { orgId: orgA.id }, 'cli:test')).data.heldReports).toEqual([]);
+  });
+
   it('exports and erases a registry record by phone, records both requests, and refuses bad input with one line', async () => {
     const { env } = throwaway;
     const file = path.join(env.VOUCH_DATA_DIR!, 'registry.jsonl');
