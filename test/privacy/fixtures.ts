@@ -11,7 +11,11 @@ import { bearer } from '../helpers/app.js';
 
 export const LAGOS_ADDRESS = { street: '12 Akinola Cole Crescent', landmark: 'Opposite the mosque', lga: 'Eti-Osa', state: 'Lagos' };
 
-let agentCredential: string | undefined;
+/**
+ * The agent who files the reports. Test files share this module in a worker and a worker's
+ * database is emptied between files, so the agent is looked up again before it is reused.
+ */
+let reporter: { id: string; credential: string } | undefined;
 
 /** A photo (distinct bytes per seed). */
 export function photo(seed: number): Promise<Buffer> {
@@ -20,7 +24,12 @@ export function photo(seed: number): Promise<Buffer> {
 
 /** A live address verification an agent visits and reports on with two photos (verified); its id. */
 export async function visitedAddress(app: FastifyInstance, db: Kysely<DB>, secret: string, body: object, neighbour: Record<string, string>, seed: number): Promise<number> {
-  agentCredential ??= (await createAgent(db, { name: 'Privacy Agent', email: `privacy-${Date.now()}@agents.example`, phone: '08030000009', states: ['Lagos'] })).credential;
+  const known = reporter && (await db.selectFrom('field_agents').select('id').where('id', '=', reporter.id).executeTakeFirst());
+  if (!known) {
+    const created = await createAgent(db, { name: 'Privacy Agent', email: `privacy-${Date.now()}@agents.example`, phone: '08030000009', states: ['Lagos'] });
+    reporter = { id: created.agent.id, credential: created.credential };
+  }
+  const agentCredential = reporter!.credential;
   const created = await app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(secret), payload: { ...LAGOS_ADDRESS, ...body } });
   expect(created.statusCode, created.body).toBe(201);
   const id = created.json().data.id as number;
