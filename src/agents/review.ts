@@ -40,6 +40,11 @@ export interface ReviewSubject {
   state: string;
   /** When the verification (and its task) was made. */
   createdAt: Date;
+  /**
+   * Set (to the note, or '') when an operator sent an earlier report back or reassigned it: the
+   * visit's lateness was judged then, so a report filed again is not held for it once more.
+   */
+  reviewNote?: string | null;
 }
 
 /** Every reason to hold a report for review, in a fixed order; empty when it may complete at once (report.ts joins them). */
@@ -53,7 +58,8 @@ export function reviewReasons(subject: ReviewSubject, report: Pick<VisitReport, 
     const count = report.photoIds.length;
     reasons.push(`${count === 1 ? 'Only 1 photo' : `${count} photos`} for a verified address (at least ${MIN_VERIFIED_ADDRESS_PHOTOS}: the building and its street or landmark)`);
   }
-  if (isLate(subject.createdAt, now)) {
+  const reviewed = subject.reviewNote !== undefined && subject.reviewNote !== null;
+  if (isLate(subject.createdAt, now) && !reviewed) {
     const hours = Math.ceil((now.getTime() - visitDueAt(subject.createdAt).getTime()) / 3_600_000);
     reasons.push(`Filed ${hours} hour${hours === 1 ? '' : 's'} after the visit was due`);
   }
@@ -303,7 +309,8 @@ export class ReviewQueue {
         : undefined;
       if (!agent) throw invalid(`agentId: no agent ${agentId}`);
       if (!agent.active) throw new ApiError('CONFLICT', `${agent.name} is deactivated`);
-      return { agentId, note: text ?? null, action: 'field_visit.reassigned', assignedAt: now };
+      // '' rather than null: the visit has been reviewed, with nothing to tell the agent.
+      return { agentId, note: text ?? '', action: 'field_visit.reassigned', assignedAt: now };
     });
   }
 

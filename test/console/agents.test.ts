@@ -369,6 +369,15 @@ describe('the review queue', () => {
     expect(queue.find((row) => row.id === late.id)).toMatchObject({ late: true, reasons: [expect.stringMatching(/^Filed (2[3-5]) hours after the visit was due$/)] });
     expect(queue.find((row) => row.id === single.id)).toMatchObject({ late: false, reasons: ['Only 1 photo for a verified address (at least 2: the building and its street or landmark)'] });
     expect(await completedHooks(late.id)).toEqual([]);
+
+    // Lateness is judged once: a late visit sent back (or reassigned) and filed again completes.
+    expect((await post(`/api/console/reviews/address/${late.id}/send-back`, { note: 'Photograph the gate too' })).statusCode).toBe(200);
+    expect((await fileReport(late.id, ada.credential, { outcome: 'verified', ...IBADAN })).statusCode).toBe(200);
+    expect(await record(late.id)).toMatchObject({ status: VERIFIED, flaggedForReview: false });
+    expect(await completedHooks(late.id)).toHaveLength(1);
+    expect((await post(`/api/console/reviews/address/${single.id}/reassign`, { agentId: bola.id })).statusCode).toBe(200);
+    expect((await taskOf('address', single.id)).review_note).toBe('');
+    expect((await agentTasks(bola.credential)).find((task) => task.id === single.id)).not.toHaveProperty('reviewNote');
   });
 
   it('a customer cancelling a held visit takes it out of the queue', async () => {
