@@ -82,7 +82,7 @@ function Change({ before, after }: { before: unknown; after: unknown }) {
 }
 
 /** Picks an organization by searching its name (the console's organization list). */
-function OrganizationFilter({ value, onChange }: { value: { id: string; name: string } | null; onChange(value: { id: string; name: string } | null): void }) {
+export function OrganizationFilter({ value, onChange }: { value: { id: string; name: string } | null; onChange(value: { id: string; name: string } | null): void }) {
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 250);
   const organizations = useQuery({

@@ -9,6 +9,7 @@ import { formatDateTime, formatKobo, Money } from '../components/format';
 import { Pager } from '../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { DataTable } from '../components/table';
+import { DataProtectionSection } from './DataProtectionSection';
 import { NairaInput, nairaToKobo } from './money';
 
 type Detail = operations['consoleGetOrganization']['responses'][200]['content']['application/json'];
@@ -169,6 +170,8 @@ export function OrganizationPage() {
       </Section>
 
       <LedgerSection orgId={org.id} balance={org.balance} />
+
+      <DataProtectionSection orgId={org.id} name={org.name} />
 
       {adjusting && <AdjustModal orgId={org.id} name={org.name} balance={org.balance} onClose={() => setAdjusting(false)} />}
     </Stack>

@@ -13,6 +13,7 @@ const NAV = [
   { to: '/console/prices', label: 'Prices' },
   { to: '/console/deliveries', label: 'Deliveries' },
   { to: '/console/audit', label: 'Audit log' },
+  { to: '/console/access-log', label: 'Access log' },
 ] as const;
 
 /** The operator console's frame: operators only (the server refuses everyone else too). */

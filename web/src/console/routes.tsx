@@ -13,5 +13,6 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
     lazyPage(parent, '/reviews', () => import('./ReviewQueuePage'), 'ReviewQueuePage'),
     lazyPage(parent, '/deliveries', () => import('./DeliveriesPage'), 'DeliveriesPage'),
     lazyPage(parent, '/audit', () => import('./AuditLogPage'), 'AuditLogPage'),
+    lazyPage(parent, '/access-log', () => import('./AccessLogPage'), 'AccessLogPage'),
   ];
 }
