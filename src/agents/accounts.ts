@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { insertPerson, normaliseEmail } from '../portal/people.js';
-import { hashToken, newToken } from '../portal/sessions.js';
+import { hashToken, newToken, revokeOtherSessions } from '../portal/sessions.js';
 import { AgentInputError } from './service.js';
 
 /** How long an agent's invitation link (which sets their password) stays good. */
@@ -58,4 +58,15 @@ export async function inviteAgentAccount(trx: Transaction<DB> | Kysely<DB>, agen
 export async function agentOfPerson(db: Kysely<DB> | Transaction<DB>, personId: string): Promise<AgentAccount | undefined> {
   const row = await db.selectFrom('field_agents').select(['id', 'name', 'active', 'states']).where('person_id', '=', personId).executeTakeFirst();
   return row && { agentId: row.id, name: row.name, active: row.active, states: row.states };
+}
+
+/**
+ * Ends a (deactivated) agent's way into the field app, inside the caller's transaction: every
+ * session of their account at once, and any invitation link not used yet.
+ */
+export async function closeAgentAccount(trx: Transaction<DB>, agentId: string, now = new Date()): Promise<void> {
+  const row = await trx.selectFrom('field_agents').select('person_id').where('id', '=', agentId).executeTakeFirst();
+  if (!row?.person_id) return;
+  await revokeOtherSessions(trx, row.person_id);
+  await trx.updateTable('person_tokens').set({ used_at: now }).where('person_id', '=', row.person_id).where('used_at', 'is', null).execute();
 }

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { logTaskAccess } from '../access-log/service.js';
+import { audit } from '../portal/audit.js';
+import { closeAgentAccount } from './accounts.js';
 import type { Kysely } from 'kysely';
 import { addressTaskSource } from '../addresses/tasks.js';
 import { businessTaskSource } from '../businesses/tasks.js';
@@ -11,7 +13,7 @@ import {
   assignTask,
   checkAgent,
   createAgent,
-  deactivateAgent,
+  deactivateAgentIn,
   listAgents,
   listOpenTasks,
   rotateAgentCredential,
@@ -113,8 +115,23 @@ export function registerAgentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
-        const deactivated = await agentCommand(() => deactivateAgent(db, id));
-        print(!!opts.json, deactivated, describeAgent(deactivated));
+        // As from the console: tasks moved, signed out of the field app at once, audited.
+        await agentCommand(() =>
+          db.transaction().execute(async (trx) => {
+            const { before, moved } = await deactivateAgentIn(trx, id);
+            await closeAgentAccount(trx, id);
+            await audit(trx, {
+              orgId: null,
+              actor: { kind: 'cli' },
+              action: 'agent.deactivated',
+              target: before.email,
+              before: { active: before.active, openTasks: before.openTasks },
+              after: { active: false, moved: moved.map((task) => ({ kind: task.kind, id: task.verificationId, agentId: task.agentId })) },
+            });
+          }),
+        );
+        const [deactivated] = await listAgents(db, id);
+        print(!!opts.json, deactivated, describeAgent(deactivated!));
       });
     });
 

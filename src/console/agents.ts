@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { inviteAgentAccount, type AgentInvitation } from '../agents/accounts.js';
+import { closeAgentAccount, inviteAgentAccount, type AgentInvitation } from '../agents/accounts.js';
 import { visitDueAt } from '../agents/due.js';
 import {
   AgentInputError,
@@ -23,7 +23,6 @@ import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { audit, type Actor } from '../portal/audit.js';
 import type { PeopleMail } from '../portal/mail.js';
-import { revokeOtherSessions } from '../portal/sessions.js';
 
 /**
  * Field agents as the operator console manages them: the list with each agent's workload and
@@ -259,12 +258,8 @@ export class ConsoleAgents {
     const moved = await mapped(() =>
       this.db.transaction().execute(async (trx) => {
         const { before, moved } = await deactivateAgentIn(trx, id);
-        const { person_id: personId } = await trx.selectFrom('field_agents').select('person_id').where('id', '=', id).executeTakeFirstOrThrow();
-        if (personId) {
-          // Signed out everywhere at once; an unused invitation would let them set a password again.
-          await revokeOtherSessions(trx, personId);
-          await trx.updateTable('person_tokens').set({ used_at: new Date() }).where('person_id', '=', personId).where('used_at', 'is', null).execute();
-        }
+        // Signed out everywhere at once; an unused invitation would let them set a password again.
+        await closeAgentAccount(trx, id);
         await audit(trx, {
           orgId: null,
           actor,

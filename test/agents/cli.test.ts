@@ -1,4 +1,8 @@
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inviteAgentAccount } from '../../src/agents/accounts.js';
+import { openDatabase } from '../../src/platform/db/database.js';
+import { createSession } from '../../src/portal/sessions.js';
 import { cliJson, expectFailure, killServers, runCli, startServer, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { ADDRESS_BODY, BUSINESS_BODY } from './fixtures.js';
 
@@ -112,6 +116,34 @@ describe('vouch agent', () => {
     const deactivated = await cliJson<AgentJson>(['agent', 'deactivate', agent.id, '--json'], env);
     expect(deactivated).toMatchObject({ active: false, openTasks: 0 });
     expect(await cliJson<unknown[]>(['agent', 'tasks', '--unassigned', '--json'], env)).toHaveLength(2);
+  }, SLOW);
+
+  it('deactivate signs the agent out of the field app at once and ends an unused invitation, audited as the command line', async () => {
+    const created = await cliJson<AgentJson>(['agent', 'create', '--name', 'Bisi Field', '--email', 'bisi@field.example', '--phone', '08031234568', '--states', 'Oyo', '--json'], env);
+    const open = () => openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { dataDir: path.join(env.VOUCH_DATA_DIR!, 'pglite') });
+    let personId: string;
+    let database = await open();
+    try {
+      const db = database.db;
+      personId = (await db.transaction().execute((trx) => inviteAgentAccount(trx, created.id, 'http://127.0.0.1:8080'))).personId;
+      await createSession(db, { personId });
+      await inviteAgentAccount(db, created.id, 'http://127.0.0.1:8080');
+    } finally {
+      await database.close();
+    }
+    expect(await cliJson<AgentJson>(['agent', 'deactivate', created.id, '--json'], env)).toMatchObject({ id: created.id, active: false });
+    database = await open();
+    try {
+      const db = database.db;
+      const sessions = await db.selectFrom('portal_sessions').select('revoked_at').where('person_id', '=', personId).execute();
+      expect(sessions).toHaveLength(1);
+      expect(sessions[0]!.revoked_at).not.toBeNull();
+      expect(await db.selectFrom('person_tokens').select('token_hash').where('person_id', '=', personId).where('used_at', 'is', null).execute()).toEqual([]);
+      const audited = await db.selectFrom('audit_events').select(['actor_kind', 'action', 'target']).where('action', '=', 'agent.deactivated').where('target', '=', 'bisi@field.example').execute();
+      expect(audited).toEqual([{ actor_kind: 'cli', action: 'agent.deactivated', target: 'bisi@field.example' }]);
+    } finally {
+      await database.close();
+    }
   }, SLOW);
 
   it('price set accepts the field verification types', async () => {
