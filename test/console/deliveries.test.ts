@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expireUnansweredEmployments } from '../../src/employments/service.js';
 import type { Mode } from '../../src/platform/db/schema.js';
 import { LINK_TTL_MS } from '../../src/respondents/links.js';
@@ -20,6 +20,11 @@ let worker: Worker | undefined;
 beforeAll(async () => {
   ctx = await buildTestContext();
   operator = await operatorUser(ctx.app, ctx.database.db);
+});
+// A test that fails midway must not leave its worker delivering with its settings into the next.
+afterEach(async () => {
+  await worker?.stop();
+  worker = undefined;
 });
 afterAll(async () => {
   await worker?.stop();
@@ -186,7 +191,10 @@ describe('the webhook backlog and failing endpoints', () => {
     expect(failed).toMatchObject({ total: 1, data: [{ webhookId: first, orgName: 'Akara Loans', status: 'failed', attemptCount: 4, lastStatusCode: 503 }] });
     expect((await get('/api/console/deliveries?status=pending&mode=live')).json().data.map((d: { webhookId: string }) => d.webhookId)).toContain(retried);
 
-    // Resending every failed delivery of the endpoint: one audit row naming the operator.
+    // Resending every failed delivery of the endpoint: one audit row naming the operator. The
+    // worker stops first, so what the resend wrote is read before any worker attempts it again.
+    await worker.stop();
+    worker = undefined;
     const all = await post('/api/console/deliveries/resend-failed', { orgId: a.id, mode: 'test' });
     expect(all.json()).toEqual({ resent: 1 });
     expect(await deliveryOf(first)).toMatchObject({ status: 'pending', attempts: 0 });
@@ -194,8 +202,6 @@ describe('the webhook backlog and failing endpoints', () => {
     expect(audit).toMatchObject({ actor_kind: 'operator', actor_id: operator.personId, target: 'test webhook', before: { failed: 1 }, after: { resent: 1 } });
     expect((await post('/api/console/deliveries/resend-failed', { orgId: a.id, mode: 'test' })).json()).toEqual({ resent: 0 });
     expect(await auditRows(a.id, 'webhook.resent_failed')).toHaveLength(1);
-    await worker.stop();
-    worker = undefined;
   });
 
   it('resends one failed delivery as the customer can: it arrives with the same webhook-id, audited with the operator', { timeout: 60_000 }, async () => {
