@@ -25,3 +25,30 @@ export interface BackgroundTask<Context extends WorkerContext = WorkerContext> {
   name: string;
   start(context: Context): Promise<RunningTask>;
 }
+
+/**
+ * Runs `work` now and then `intervalMs` after each run ends, until stopped; `stop` waits for the
+ * run in flight. `work` gets a `stopped()` check for long batched runs; a failed run is logged
+ * as `<name> failed` and the next one comes at its time.
+ */
+export function repeatUntilStopped(name: string, logger: TaskLogger, intervalMs: number, work: (stopped: () => boolean) => Promise<void>): RunningTask {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = work(() => stopped)
+      .catch((err: unknown) => logger.error({ err }, `${name} failed`))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { FileStore } from '../files/store.js';
 import { openFileStore } from '../files/open-store.js';
-import type { BackgroundTask } from '../platform/background.js';
+import { repeatUntilStopped, type BackgroundTask } from '../platform/background.js';
 import { protectionOf } from '../platform/crypto/fields.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
@@ -336,28 +336,10 @@ export function retentionJobTask(options: RetentionJobOptions = {}): BackgroundT
     name,
     async start({ database, config, logger }) {
       const store = openFileStore(config, protectionOf(database.db));
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      let running: Promise<void> = Promise.resolve();
-      const tick = () => {
-        running = applyRetention(database.db, store, { now: now(), webhookDefaultDays: config.webhookRetentionDays, batchSize: options.batchSize, shouldStop: () => stopped })
-          .then((counts) => {
-            if (total(counts) > 0) logger.info({ counts }, `${name}: purged or anonymised ${total(counts)} item(s)`);
-          })
-          .catch((err: unknown) => logger.error({ err }, `${name} failed`))
-          .finally(() => {
-            if (!stopped) timer = setTimeout(tick, intervalMs);
-          });
-      };
-      tick();
-      return {
-        async stop() {
-          stopped = true;
-          clearTimeout(timer);
-          await running;
-          clearTimeout(timer);
-        },
-      };
+      return repeatUntilStopped(name, logger, intervalMs, async (stopped) => {
+        const counts = await applyRetention(database.db, store, { now: now(), webhookDefaultDays: config.webhookRetentionDays, batchSize: options.batchSize, shouldStop: stopped });
+        if (total(counts) > 0) logger.info({ counts }, `${name}: purged or anonymised ${total(counts)} item(s)`);
+      });
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { BackgroundTask, WorkerContext } from '../platform/background.js';
+import { repeatUntilStopped, type BackgroundTask, type WorkerContext } from '../platform/background.js';
 
 /** How often the worker looks for respondent links that expired unanswered. */
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -12,28 +12,10 @@ export function sweepTask(name: string, sweep: (context: WorkerContext, now: Dat
   return {
     name,
     async start(context) {
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      let running: Promise<void> = Promise.resolve();
-      const tick = () => {
-        running = sweep(context, new Date())
-          .then((count) => {
-            if (count > 0) context.logger.info({ count }, `${name}: completed ${count} unanswered verification(s)`);
-          })
-          .catch((err: unknown) => context.logger.error({ err }, `${name} failed`))
-          .finally(() => {
-            if (!stopped) timer = setTimeout(tick, intervalMs);
-          });
-      };
-      tick();
-      return {
-        async stop() {
-          stopped = true;
-          clearTimeout(timer);
-          await running;
-          clearTimeout(timer);
-        },
-      };
+      return repeatUntilStopped(name, context.logger, intervalMs, async () => {
+        const count = await sweep(context, new Date());
+        if (count > 0) context.logger.info({ count }, `${name}: completed ${count} unanswered verification(s)`);
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import type { BackgroundTask } from '../platform/background.js';
+import { repeatUntilStopped, type BackgroundTask } from '../platform/background.js';
 
 /** Deliveries deleted per statement: each statement (with its attempt rows) stays short. */
 export const RETENTION_BATCH = 1_000;
@@ -62,29 +62,11 @@ export function webhookRetentionTask(options: RetentionTaskOptions = {}): Backgr
   return {
     name,
     async start({ database, config, logger }) {
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      let running: Promise<void> = Promise.resolve();
-      const tick = () => {
+      return repeatUntilStopped(name, logger, intervalMs, async (stopped) => {
         const before = new Date(now().getTime() - config.webhookRetentionDays * DAY_MS);
-        running = deleteEndedDeliveries(database.db, before, { batchSize: options.batchSize, shouldStop: () => stopped })
-          .then((count) => {
-            if (count > 0) logger.info({ count, before: before.toISOString() }, `${name}: deleted ${count} ended webhook deliveries`);
-          })
-          .catch((err: unknown) => logger.error({ err }, `${name} failed`))
-          .finally(() => {
-            if (!stopped) timer = setTimeout(tick, intervalMs);
-          });
-      };
-      tick();
-      return {
-        async stop() {
-          stopped = true;
-          clearTimeout(timer);
-          await running;
-          clearTimeout(timer);
-        },
-      };
+        const count = await deleteEndedDeliveries(database.db, before, { batchSize: options.batchSize, shouldStop: stopped });
+        if (count > 0) logger.info({ count, before: before.toISOString() }, `${name}: deleted ${count} ended webhook deliveries`);
+      });
     },
   };
 }
