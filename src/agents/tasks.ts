@@ -7,7 +7,8 @@ import type { VisitReport, VisitStatus } from './visit.js';
 
 /**
  * What the agent API needs from a kind of field verification. The address and business modules
- * each provide one (their `tasks.ts`), so this module never reads their tables.
+ * each provide one (their `tasks.ts`), so this module never picks their tables itself (`visitResults`
+ * reads the one a source names).
  */
 
 export interface TaskPlace {
@@ -58,4 +59,34 @@ export interface FieldTaskSource {
   finish(trx: Transaction<DB>, scope: Scope, id: number, report: VisitReport, now: Date): Promise<void>;
   /** Status, completion and review flag of each verification (missing ids: not found). */
   results(db: Kysely<DB>, tasks: readonly FieldTaskRef[]): Promise<Map<number, VisitResult>>;
+}
+
+/**
+ * Where the tasks' verifications stand, read from the table the source names (both field
+ * verification tables share these columns); a row of another organization or mode is skipped.
+ */
+export async function visitResults(
+  db: Kysely<DB>,
+  table: 'address_verifications' | 'business_verifications',
+  tasks: readonly FieldTaskRef[],
+): Promise<Map<number, VisitResult>> {
+  const out = new Map<number, VisitResult>();
+  if (tasks.length === 0) return out;
+  const rows = await db
+    .selectFrom(table)
+    .select(['id', 'org_id', 'mode', 'status', 'completed_at', 'flagged_for_review', 'review_reason'])
+    .where('id', 'in', tasks.map((task) => task.verificationId))
+    .execute();
+  const expected = new Map(tasks.map((task) => [task.verificationId, task]));
+  for (const row of rows) {
+    const task = expected.get(Number(row.id));
+    if (!task || task.orgId !== row.org_id || task.mode !== row.mode) continue;
+    out.set(Number(row.id), {
+      status: row.status,
+      completedAt: row.completed_at?.toISOString() ?? '',
+      flaggedForReview: row.flagged_for_review,
+      reviewReason: row.review_reason ?? '',
+    });
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FieldTaskRef } from '../agents/service.js';
 import { holdOrComplete } from '../agents/review.js';
-import type { FieldTaskSource, TaskSummary, VisitResult } from '../agents/tasks.js';
+import { visitResults, type FieldTaskSource, type TaskSummary } from '../agents/tasks.js';
 import type { FileUrls } from '../files/urls.js';
 import type { DB } from '../platform/db/schema.js';
 import { applyBusinessTransition } from './service.js';
@@ -50,27 +50,7 @@ export function businessTaskSource(urls: FileUrls): FieldTaskSource {
       const to = report.outcome === 'verified' ? 'verified' : 'not_verified';
       await applyBusinessTransition(trx, scope, id, { to, report }, urls, now);
     },
-    async results(db: Kysely<DB>, tasks: readonly FieldTaskRef[]) {
-      const out = new Map<number, VisitResult>();
-      if (tasks.length === 0) return out;
-      const rows = await db
-        .selectFrom('business_verifications')
-        .select(['id', 'org_id', 'mode', 'status', 'completed_at', 'flagged_for_review', 'review_reason'])
-        .where('id', 'in', tasks.map((task) => task.verificationId))
-        .execute();
-      const expected = new Map(tasks.map((task) => [task.verificationId, task]));
-      for (const row of rows) {
-        const task = expected.get(Number(row.id));
-        if (!task || task.orgId !== row.org_id || task.mode !== row.mode) continue;
-        out.set(Number(row.id), {
-          status: row.status,
-          completedAt: row.completed_at?.toISOString() ?? '',
-          flaggedForReview: row.flagged_for_review,
-          reviewReason: row.review_reason ?? '',
-        });
-      }
-      return out;
-    },
+    results: (db, tasks) => visitResults(db, 'business_verifications', tasks),
   };
   return source;
 }
