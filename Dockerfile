@@ -1,0 +1,58 @@
+# Vouch's container image: one image runs `serve` (the default), `worker` or any CLI command
+# (`docker run IMAGE org create --name Acme --json`). docs/deploy.md says how to run it.
+#
+# BASE is any Debian (glibc) image with Node 20 and npm on PATH: the official one by default, or a
+# locally made one where no registry is reachable (scripts/container-check.sh makes it with
+# mmdebstrap and the machine's own node).
+ARG BASE=docker.io/library/node:20-bookworm-slim
+
+# Build stage: dev dependencies, the server bundle (dist/, with the migrated embedded-database
+# template) and the web app (web/dist/).
+FROM ${BASE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Scripts off: `prepare` would build before the sources are here; no dependency needs its own.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts ./scripts
+COPY src ./src
+COPY web ./web
+RUN npm run build
+
+# Runtime stage: production dependencies only, from the npm registry, and the built files.
+FROM ${BASE}
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    VOUCH_DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Then only what Node loads stays: TensorFlow.js ships each of its packages as a dozen bundles with
+# source maps (290 MB), of which Node reads the *.node.js one and the WASM backend's binaries;
+# source maps and type declarations are for tools. npm (and the official image's corepack and yarn)
+# go too: the image installs nothing once built.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && find node_modules/@tensorflow/*/dist -mindepth 1 -maxdepth 1 ! -name '*.node.js' ! -name '*.wasm' -exec rm -rf {} + \
+ && find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete \
+ && rm -rf node_modules/@vladmandic/face-api/src \
+ && npm cache clean --force \
+ && rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+           /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /root/.npm \
+ && groupadd --system --gid 10001 vouch \
+ && useradd --system --uid 10001 --gid vouch --home-dir /app --no-create-home --shell /usr/sbin/nologin vouch \
+ && mkdir -p /data \
+ && chown vouch:vouch /data
+COPY --from=build /src/dist ./dist
+COPY --from=build /src/web/dist ./web/dist
+RUN ln -s /app/dist/main.js /usr/local/bin/vouch && chmod 755 /app/dist/main.js
+# Not root: uid and gid 10001 (the Kubernetes manifests' runAsUser/runAsGroup).
+USER vouch
+# The embedded database, its key file (when VOUCH_ENCRYPTION_KEY is not set) and uploaded photos
+# (when S3_ENDPOINT is not set) live here.
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 8080}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/app/dist/main.js"]
+CMD ["serve"]
