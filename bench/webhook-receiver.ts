@@ -9,10 +9,14 @@
  *   PUT  /_secret   the endpoint secret to verify with (text body)
  *   POST /_reset    forget everything received
  *   GET  /_stats    {received, unique, duplicates, badSignatures, firstAt, lastAt, latency}
+ *
+ * ANSWER_DELAY_MS (default 0) makes it answer each delivery that long after receiving it, so a
+ * worker always has attempts in flight (bench/sections/webhook-failover.ts).
  */
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 
+const answerDelayMs = Number(process.env.ANSWER_DELAY_MS ?? 0);
 let verifier: Webhook | undefined;
 let seen = new Set<string>();
 let latencies: number[] = [];
@@ -48,7 +52,8 @@ const server = http.createServer(async (request, response) => {
     } catch {
       stats.badSignatures++;
     }
-    response.writeHead(204).end();
+    if (answerDelayMs > 0) setTimeout(() => response.writeHead(204).end(), answerDelayMs);
+    else response.writeHead(204).end();
   } else if (request.url === '/_secret' && request.method === 'PUT') {
     verifier = new Webhook(body.trim());
     response.writeHead(204).end();

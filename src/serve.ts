@@ -7,36 +7,46 @@ import { openKeyring } from './platform/crypto/open.js';
 import { sealLegacyInBackground } from './platform/crypto/seal.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
+import { StopSignals } from './platform/shutdown.js';
 import { startWorker } from './worker.js';
 
-/** `vouch serve`: migrate, seed the demo on a first start, then the API (and the worker) until a signal. */
+/** Test only: VOUCH_TEST_PAUSE_AFTER_COMMIT_MS holds idempotent answers after their work committed (see IdempotencySettings.holdAnswerMs). */
+function testPause(): { holdAnswerMs: number } | undefined {
+  const ms = Number(process.env.VOUCH_TEST_PAUSE_AFTER_COMMIT_MS ?? 0);
+  return Number.isSafeInteger(ms) && ms > 0 ? { holdAnswerMs: ms } : undefined;
+}
+
+/**
+ * `vouch serve`: migrate, seed the demo on a first start, then the API (and the worker) until a
+ * signal. SIGTERM or SIGINT at any moment, start included, stops it cleanly within the deadline
+ * (src/platform/shutdown.ts, docs/operations.md).
+ */
 export async function serve(): Promise<void> {
+  const stop = new StopSignals();
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
+  stop.onStop(() => database.close());
+  await stop.checkpoint();
   await migrate(database.db);
+  await stop.checkpoint();
   // Personal data is encrypted at rest (docs/data-protection.md): no key, no start.
   await openKeyring(database, config, { poll: true }).catch(async (err: unknown) => {
     await database.close();
     throw asCliError(err);
   });
   const demo = config.demo ? await seedDemo(database.db) : undefined;
-  const app = await buildApp({ config, database });
+  await stop.checkpoint();
+  const app = await buildApp({ config, database, logStream: stop.logStream, idempotency: testPause() });
+  stop.useLogger(app.log);
+  stop.onStop(() => app.close());
   // Rows stored before encryption existed are encrypted now, in batches, while the API serves.
   sealLegacyInBackground(database, openFileStore(config, database.protection), app.log);
+  await stop.checkpoint();
   const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await app.close();
-    await worker?.stop();
-    await database.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  if (worker) stop.onStop(() => worker.stop());
+  await stop.checkpoint();
   await app.listen({ port: config.port, host: config.host });
+  await stop.checkpoint();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl.replace(`:${config.port}`, `:${port}`) : config.publicUrl;
@@ -59,4 +69,5 @@ export async function serve(): Promise<void> {
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
+  await stop.run();
 }

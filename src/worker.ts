@@ -6,6 +6,7 @@ import { openKeyring } from './platform/crypto/open.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { loggerOptions } from './platform/logging.js';
+import { StopSignals } from './platform/shutdown.js';
 import { webhookRetentionTask } from './webhooks/retention.js';
 import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings } from './webhooks/worker.js';
 import { employmentExpiryTask } from './employments/expiry.js';
@@ -58,27 +59,24 @@ export async function startWorker(context: WorkerRunContext & { tasks?: readonly
  * separate worker needs PostgreSQL.
  */
 export async function runWorkerProcess(): Promise<void> {
+  const stop = new StopSignals();
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
+  stop.onStop(() => database.close());
+  await stop.checkpoint();
   await migrate(database.db);
   // Webhook bodies are stored encrypted: the worker decrypts them to send them.
   await openKeyring(database, config, { poll: true }).catch(async (err: unknown) => {
     await database.close();
     throw asCliError(err);
   });
-  const logger = pino(loggerOptions(config.logLevel) as LoggerOptions);
+  await stop.checkpoint();
+  const logger = pino(loggerOptions(config.logLevel) as LoggerOptions, stop.logStream);
+  stop.useLogger(logger);
   const worker = await startWorker({ database, config, logger });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    await worker.stop();
-    await database.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  stop.onStop(() => worker.stop());
+  await stop.checkpoint();
   const where = database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
   process.stdout.write(`\nVouch worker is running (${where}): ${BACKGROUND_TASKS.map((task) => task.name).join(', ')}\n\n`);
+  await stop.run();
 }

@@ -26,7 +26,7 @@ const PRODUCERS = 8;
 /** Events per transaction while queueing the backlog (setup speed only). */
 const BACKLOG_BATCH = 100;
 
-interface ReceiverStats {
+export interface ReceiverStats {
   received: number;
   unique: number;
   duplicates: number;
@@ -56,7 +56,7 @@ function record(n: number) {
  * the transactions that change verification states do. Each event's timestamp is taken as it is
  * enqueued, so the latency measured includes the wait for the commit.
  */
-function complete(database: Database, orgId: string, numbers: number[]): Promise<void> {
+export function complete(database: Database, orgId: string, numbers: number[]): Promise<void> {
   return database.db.transaction().execute(async (trx) => {
     for (const n of numbers) await enqueueEvent(trx, { orgId, mode: 'live', type: 'address.completed', data: record(n) });
   });
@@ -64,7 +64,7 @@ function complete(database: Database, orgId: string, numbers: number[]): Promise
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
-async function startWorkerProcess(context: BenchContext, env: Env): Promise<{ pid: number; stop: () => Promise<void> }> {
+export async function startWorkerProcess(context: BenchContext, env: Env): Promise<{ pid: number; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [context.vouchMain, 'worker'], { cwd: context.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output = (output + String(chunk)).slice(-4000)));
@@ -101,11 +101,11 @@ function cpuMeter(workerPid: number, receiverPid: number) {
   };
 }
 
-async function stats(receiver: RunningServer): Promise<ReceiverStats> {
+export async function stats(receiver: RunningServer): Promise<ReceiverStats> {
   return (await fetch(`${receiver.url}/_stats`)).json() as Promise<ReceiverStats>;
 }
 
-async function waitForReceived(receiver: RunningServer, count: number, timeoutMs: number): Promise<ReceiverStats> {
+export async function waitForReceived(receiver: RunningServer, count: number, timeoutMs: number): Promise<ReceiverStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const current = await stats(receiver);
@@ -140,7 +140,7 @@ async function backlog(database: Database, orgId: string, total: number): Promis
 }
 
 /** Completions at `rate` per second for `seconds`: every 10 ms, the ones due commit in one transaction (open loop). */
-async function steady(database: Database, orgId: string, rate: number, seconds: number, offset: number): Promise<number> {
+export async function steady(database: Database, orgId: string, rate: number, seconds: number, offset: number): Promise<number> {
   const total = rate * seconds;
   const started = performance.now();
   const inFlight: Promise<void>[] = [];

@@ -3,7 +3,7 @@ import type { Neighbor } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
 import type { StatusTriple } from '../platform/state-machine.js';
 import { BUSINESS_MACHINE } from './states.js';
-import type { BusinessRow } from './tables.js';
+import type { AddressSource, BusinessRow } from './tables.js';
 
 export interface BusinessInfo {
   name: string;
@@ -38,6 +38,8 @@ export interface BusinessRecord {
   lga: string;
   state: string;
   country: string;
+  /** Where street, city, lga and state came from (issue 19). */
+  addressSource: AddressSource;
   flaggedForReview: boolean;
   reviewReason: string;
 }
@@ -46,7 +48,7 @@ export interface BusinessRecord {
 export const BUSINESS_RECORD_COLUMNS = [
   'id', 'reference', 'applicant', 'name', 'type', 'rc_number', 'can_contact_poc', 'findings', 'created_at', 'completed_at',
   'latitude', 'longitude', 'photo_ids', 'neighbor', 'status', 'reason', 'city', 'street', 'landmark', 'lga', 'state', 'country',
-  'flagged_for_review', 'review_reason',
+  'address_source', 'flagged_for_review', 'review_reason',
 ] as const satisfies readonly (keyof BusinessRow)[];
 
 export type BusinessRecordRow = Pick<BusinessRow, (typeof BUSINESS_RECORD_COLUMNS)[number]>;
@@ -81,6 +83,7 @@ export function renderBusiness(row: BusinessRecordRow, urls: FileUrls | undefine
     lga: row.lga,
     state: row.state,
     country: row.country,
+    addressSource: row.address_source,
     flaggedForReview: row.flagged_for_review,
     reviewReason: row.review_reason ?? '',
   };

@@ -5,20 +5,25 @@ import type { Kysely } from 'kysely';
 import { OutcomeBody } from '../addresses/schemas.js';
 import { parseId } from '../addresses/service.js';
 import { sandboxReport } from '../agents/sandbox.js';
-import { errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
+import { ErrorA, errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
 import type { FileUrls } from '../files/urls.js';
 import { requireAuth } from '../platform/auth.js';
 import { recordUsage } from '../platform/billing.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB, Mode } from '../platform/db/schema.js';
+import type { Registry } from '../identities/registry/registry.js';
 import { ApiError } from '../platform/errors.js';
+import { keepAnswer } from '../platform/idempotency.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
 import * as S from './schemas.js';
 import {
   applyBusinessTransition,
   BUSINESS_BILLABLES,
+  checkBusinessRequest,
   createBusinessVerification,
   getBusinessVerification,
   listBusinessVerifications,
+  locateBusiness,
+  requireBusinessFunds,
 } from './service.js';
 import { BUSINESS_FAILURE_REASONS, DEFAULT_BUSINESS_FAILURE } from './states.js';
 
@@ -32,9 +37,11 @@ const PREFIXES = [
 export interface BusinessRoutesOptions {
   db: Kysely<DB>;
   urls: FileUrls;
+  /** The corporate registry of each mode (the CAC lookup's): where a request without an address finds the company's. */
+  registry: (mode: Mode) => Registry;
 }
 
-export async function businessRoutes(parent: FastifyInstance, { db, urls }: BusinessRoutesOptions): Promise<void> {
+export async function businessRoutes(parent: FastifyInstance, { db, urls, registry }: BusinessRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireAuth(db));
   const security = [{ bearer: [] }];
@@ -50,22 +57,29 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls }: Busi
           operationId: 'createBusinessVerification',
           summary: 'Create a business verification (a field agent visits; a webhook reports completion)',
           description:
-            'Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted.',
+            'Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found, 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own.',
           security,
           body: S.CreateBusinessBody,
-          response: { 200: success(S.BusinessRecord), ...errorsA(400, 401, 402, 409) },
+          response: { 200: success(S.BusinessRecord), ...errorsA(400, 401, 402, 409), 503: ErrorA },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { auth } = request;
+        const scope = scopeOf(auth);
         try {
-          const record = await db.transaction().execute((trx) =>
-            createBusinessVerification(trx, scopeOf(auth), request.body, { chargeable: true, riskLevel: auth.riskLevel, consentRequired: auth.consentRequired }),
-          );
-          return { status: 'success' as const, data: record };
+          const checked = checkBusinessRequest(request.body, { riskLevel: auth.riskLevel, consentRequired: auth.consentRequired });
+          // Outside the transaction: an upstream may take seconds, and holds no connection meanwhile.
+          if (!checked.place) await requireBusinessFunds(db, scope);
+          const located = await locateBusiness(checked, registry(auth.mode));
+          // The Idempotency-Key's answer commits with the record and its charge (docs/idempotency.md).
+          return await db.transaction().execute(async (trx) => {
+            const answer = { status: 'success' as const, data: await createBusinessVerification(trx, scope, located, { chargeable: true }) };
+            await keepAnswer(trx, request, reply, answer);
+            return answer;
+          });
         } catch (err) {
           if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
-            await recordUsage(db, { ...scopeOf(auth), billable: BUSINESS_BILLABLES.business, subject: 'create' }, 'insufficient_funds');
+            await recordUsage(db, { ...scope, billable: BUSINESS_BILLABLES.business, subject: 'create' }, 'insufficient_funds');
           }
           throw err;
         }

@@ -23,19 +23,23 @@ export const BusinessRecord = Type.Object({
   photos: Type.Array(Str(), { description: 'The same URLs as businessPhotos' }),
   ...VisitFields,
   ...PlaceFields,
+  addressSource: Type.Union([Type.Literal('applicant'), Type.Literal('corporate_registry')], {
+    description:
+      'Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company\'s registered head office, found by rcNumber when the request sent no address)',
+  }),
 });
 
 export const CreateBusinessBody = Type.Object({
   reference: Opt(Str('Your unique reference (per account and mode); generated when absent')),
-  name: Opt(Str('Registered business name (required; `businessName` is accepted instead)')),
+  name: Opt(Str('Registered business name (required, or `businessName`, unless the company is found by rcNumber)')),
   businessName: Opt(Str('Alias of name (sample request)')),
   type: Opt(Str('Formal or Informal (`businessType` is accepted instead)')),
   businessType: Opt(Str('Alias of type (sample request)')),
   rcNumber: Opt(Str('Registration number')),
   canContactPoc: Opt(LooseBoolean('Whether the agent may contact the person below')),
-  street: Str(),
-  lga: Str('A local government area of the state'),
-  state: Str('One of the 36 states or FCT'),
+  street: Opt(Str('Required, with lga and state, unless all three are left out with an rcNumber: the registered head office is then visited')),
+  lga: Opt(Str('A local government area of the state')),
+  state: Opt(Str('One of the 36 states or FCT')),
   city: Opt(Str()),
   landmark: Opt(Str()),
   country: Opt(Str('Nigeria')),

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import { checkApplicant, checkPlace, checkReference, Problems, text, type ApplicantInput, type PlaceInput } from '../addresses/input.js';
+import { checkApplicant, checkPlace, checkReference, Problems, text, type ApplicantInput, type Place, type PlaceInput } from '../addresses/input.js';
 import { paymentRequired } from '../addresses/service.js';
-import { consentColumns, workflowConsent, type ConsentInput } from '../consent/consent.js';
+import { consentColumns, workflowConsent, type Consent, type ConsentInput } from '../consent/consent.js';
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
-import { OPEN_STATUSES, type VisitReport } from '../agents/visit.js';
+import { OPEN_STATUSES, type StoredApplicant, type VisitReport } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
-import { chargeUsage, refund, type Billable } from '../platform/billing.js';
+import type { Registry } from '../identities/registry/registry.js';
+import { chargeUsage, priceOf, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
@@ -14,8 +15,9 @@ import { scopedTable } from '../platform/scoped-table.js';
 import { assertTransition } from '../platform/state-machine.js';
 import { enqueueEvent, WEBHOOK_FILE_URL_TTL_SECONDS } from '../webhooks/events.js';
 import { BUSINESS_RECORD_COLUMNS, renderBusiness, type BusinessRecord, type BusinessRecordRow } from './render.js';
+import { findRegisteredCompany, registeredPlace } from './registered-address.js';
 import { BUSINESS_MACHINE } from './states.js';
-import type { BusinessRow } from './tables.js';
+import type { AddressSource, BusinessRow } from './tables.js';
 
 /** Business verifications: create, read, list, and the one transition function. */
 
@@ -43,34 +45,107 @@ export interface BusinessVerificationInput extends PlaceInput {
   consent?: ConsentInput | undefined;
 }
 
-export interface CreateBusinessOptions {
-  chargeable: boolean;
+export interface CheckBusinessOptions {
   riskLevel?: RiskLevel;
   /** The organization requires consent: a missing one is a 400 problem. */
   consentRequired?: boolean;
+}
+
+export interface CreateBusinessOptions {
+  chargeable: boolean;
   now?: Date;
   generateReference?: () => string;
 }
 
 export const generateBusinessReference = () => `biz_${randomBytes(10).toString('hex')}`;
 
-function validate(input: BusinessVerificationInput, riskLevel: RiskLevel, consentRequired: boolean) {
+/** A business request whose every field but the place (and the name) is valid. */
+export interface CheckedBusiness {
+  reference: string | undefined;
+  /** Undefined when the request sent no street, lga or state but an rcNumber: the registry's head office is visited. */
+  place: Place | undefined;
+  name: string | undefined;
+  type: (typeof BUSINESS_TYPES)[number] | null;
+  rcNumber: string;
+  canContactPoc: boolean;
+  applicant: StoredApplicant;
+  consent: Consent | undefined;
+}
+
+/** A business request ready to be created: the place to visit and where it came from. */
+export interface LocatedBusiness extends CheckedBusiness {
+  place: Place;
+  name: string;
+  addressSource: AddressSource;
+}
+
+const PLACE_FIELDS = ['street', 'lga', 'state'] as const;
+
+/**
+ * Checks a business request; throws one 400 naming every problem. A request with an rcNumber
+ * and none of street, lga and state is not missing its place: `locateBusiness` looks it up.
+ */
+export function checkBusinessRequest(input: BusinessVerificationInput, options: CheckBusinessOptions = {}): CheckedBusiness {
   const problems = new Problems();
   const reference = checkReference(input.reference, problems);
-  const place = checkPlace(input, problems);
-  const name = text(input.name) ?? text(input.businessName);
-  if (name === undefined) problems.add('name (or businessName) is required');
-  else if (name.length > 200) problems.add('name must be at most 200 characters');
   const typeRaw = text(input.type) ?? text(input.businessType);
-  const type = BUSINESS_TYPES.find((value) => value === typeRaw);
+  const type = BUSINESS_TYPES.find((value) => value === typeRaw) ?? null;
   if (typeRaw !== undefined && !type) problems.add(`type must be one of ${BUSINESS_TYPES.join(', ')}`);
   const rcRaw = text(input.rcNumber);
   const rcNumber = rcRaw?.replace(/[\s-]+/g, '').toUpperCase();
-  if (rcNumber !== undefined && !RC_NUMBER.test(rcNumber)) problems.add('rcNumber must be a registration number such as 1284395 or RC1284395');
-  const { applicant } = checkApplicant(input.applicant, { required: [], riskLevel, idTypes: BUSINESS_ID_TYPES }, problems);
-  const consent = workflowConsent(input.consent, consentRequired, problems);
+  const rcValid = rcNumber !== undefined && RC_NUMBER.test(rcNumber);
+  if (rcNumber !== undefined && !rcValid) problems.add('rcNumber must be a registration number such as 1284395 or RC1284395');
+  const fromRegistry = rcValid && PLACE_FIELDS.every((field) => text(input[field]) === undefined);
+  const place = fromRegistry ? undefined : checkPlace(input, problems);
+  const name = text(input.name) ?? text(input.businessName);
+  if (name === undefined && !fromRegistry) problems.add('name (or businessName) is required');
+  else if (name !== undefined && name.length > 200) problems.add('name must be at most 200 characters');
+  const { applicant } = checkApplicant(input.applicant, { required: [], riskLevel: options.riskLevel ?? 'NONE', idTypes: BUSINESS_ID_TYPES }, problems);
+  const consent = workflowConsent(input.consent, options.consentRequired ?? false, problems);
   problems.throwIfAny();
-  return { reference, place, name: name!, type: type ?? null, rcNumber: rcNumber ?? '', applicant, consent };
+  return { reference, place, name, type, rcNumber: rcNumber ?? '', canContactPoc: input.canContactPoc ?? false, applicant, consent };
+}
+
+/**
+ * The place a checked request is visited at: its own, or (none sent) the company's registered
+ * head office, found by rcNumber in the corporate registry. 400 naming the missing fields when
+ * the company is not found or its address names no state and LGA we know; 503 when the
+ * registry cannot answer. The lookup is not charged: the business price covers it.
+ */
+export async function locateBusiness(checked: CheckedBusiness, registry: Registry): Promise<LocatedBusiness> {
+  if (checked.place) return { ...checked, place: checked.place, name: checked.name!, addressSource: 'applicant' };
+  const company = await findRegisteredCompany(registry, checked.rcNumber);
+  const found = company ? registeredPlace(company) : {};
+  const name = checked.name ?? company?.companyName;
+  const problems = new Problems();
+  if (name === undefined) problems.add('name (or businessName) is required');
+  const missing = PLACE_FIELDS.filter((field) => found[field] === undefined);
+  for (const field of missing) problems.add(`${field} is required`);
+  if (missing.length > 0) {
+    const why = !company
+      ? `no company with rcNumber ${checked.rcNumber} is in the corporate registry`
+      : found.street === undefined
+        ? `the corporate registry holds no head-office address for ${checked.rcNumber}`
+        : `the corporate registry's head-office address for ${checked.rcNumber} names no ${missing.join(' or ')} we recognise`;
+    problems.add(`${why}, so the address must be sent`);
+  }
+  problems.throwIfAny();
+  const place: Place = { street: found.street!, city: found.city ?? '', landmark: '', lga: found.lga!, state: found.state!, country: 'Nigeria' };
+  return { ...checked, place, name: name!, addressSource: 'corporate_registry' };
+}
+
+/**
+ * A live wallet short of the business price answers 402 before the corporate registry is asked,
+ * so an unfunded account cannot have the registry's sources queried for nothing. The charge
+ * itself stays in `createBusinessVerification`'s transaction.
+ */
+export async function requireBusinessFunds(db: Kysely<DB>, scope: Scope): Promise<void> {
+  if (scope.mode !== 'live') return;
+  const [price, org] = await Promise.all([
+    priceOf(db, BUSINESS_BILLABLES.business),
+    db.selectFrom('organizations').select('balance').where('id', '=', scope.orgId).executeTakeFirst(),
+  ]);
+  if (!org || Number(org.balance) < price) throw paymentRequired();
 }
 
 function duplicate(reference: string): ApiError {
@@ -78,18 +153,17 @@ function duplicate(reference: string): ApiError {
 }
 
 /**
- * Creates a business verification inside the caller's transaction: validates, charges a live
+ * Creates a located business verification inside the caller's transaction: charges a live
  * wallet (402 and nothing kept when short), takes the next list position and opens the field
  * task of a live verification. A duplicate reference is 409 with nothing charged.
  */
 export async function createBusinessVerification(
   trx: Transaction<DB>,
   scope: Scope,
-  input: BusinessVerificationInput,
+  checked: LocatedBusiness,
   options: CreateBusinessOptions,
 ): Promise<BusinessRecord> {
   const now = options.now ?? new Date();
-  const checked = validate(input, options.riskLevel ?? 'NONE', options.consentRequired ?? false);
   const reference = checked.reference ?? (options.generateReference ?? generateBusinessReference)();
   if (await businesses.referenceTaken(trx, scope, reference)) throw duplicate(reference);
   let charged = 0;
@@ -112,8 +186,9 @@ export async function createBusinessVerification(
         name: checked.name,
         type: checked.type,
         rc_number: checked.rcNumber,
-        can_contact_poc: input.canContactPoc ?? false,
+        can_contact_poc: checked.canContactPoc,
         ...checked.place,
+        address_source: checked.addressSource,
         charged,
         ...consentColumns(checked.consent),
         created_at: now,

@@ -7,7 +7,11 @@ export interface BusinessVerificationsTable extends FieldVisitColumns {
   rc_number: ColumnType<string, string | undefined, never>;
   can_contact_poc: ColumnType<boolean, boolean | undefined, never>;
   findings: ColumnType<BusinessFindings | null, string | null | undefined, string | null>;
+  address_source: ColumnType<AddressSource, AddressSource | undefined, never>;
 }
+
+/** Where the visited address came from: the request, or the company's head office in the corporate registry. */
+export type AddressSource = 'applicant' | 'corporate_registry';
 
 export type BusinessRow = Selectable<BusinessVerificationsTable>;
 

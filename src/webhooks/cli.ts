@@ -4,8 +4,17 @@ import { choice, CliError, print, withDatabase } from '../cli/support.js';
 import { loadConfig } from '../config.js';
 import type { Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
 import { audit } from '../portal/audit.js';
-import { getWebhookEndpoint, rotateWebhookSecret, setWebhookEndpoint, validateWebhookUrl, WebhookEndpointError, type WebhookEndpoint } from './endpoints.js';
-import { getDelivery, listDeliveries, redeliver, type DeliveryView } from './queue.js';
+import {
+  getWebhookEndpoint,
+  rotateWebhookSecret,
+  setWebhookEndpoint,
+  validateWebhookUrl,
+  WEBHOOK_SIGNINGS,
+  WebhookEndpointError,
+  type WebhookEndpoint,
+  type WebhookSigning,
+} from './endpoints.js';
+import { getDelivery, listDeliveries, redeliver, UnsendableDeliveryError, type DeliveryView } from './queue.js';
 
 const MODES = ['test', 'live'] as const;
 const STATUSES: readonly WebhookDeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -32,7 +41,7 @@ function describeEndpoint(endpoint: WebhookEndpoint): string {
   const overlap = endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > new Date()
     ? `\nthe previous secret also signs until ${endpoint.previousSecretExpiresAt.toISOString()}`
     : '';
-  return `url:    ${endpoint.url}\nsecret: ${endpoint.secret}${overlap}`;
+  return `url:     ${endpoint.url}\nsecret:  ${endpoint.secret}\nsigning: ${endpoint.signing}${overlap}`;
 }
 
 function describeDelivery(delivery: DeliveryView): string {
@@ -51,15 +60,16 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--mode <mode>', 'test or live', choice('mode', MODES))
     .requiredOption('--url <url>', 'http(s) URL that receives the events')
     .option('--rotate', 'also make a new secret (the old one keeps signing for 24 hours)')
+    .option('--signing <signing>', `signature headers: ${WEBHOOK_SIGNINGS.join(', ')} (standard when first set; kept when absent)`, choice('signing', WEBHOOK_SIGNINGS))
     .option('--json', 'print JSON')
-    .action(async (orgId: string, opts: { mode: Mode; url: string; rotate?: boolean; json?: boolean }) => {
+    .action(async (orgId: string, opts: { mode: Mode; url: string; rotate?: boolean; signing?: WebhookSigning; json?: boolean }) => {
       // A bad URL is refused before the database is opened.
       await endpointCommand(() => validateWebhookUrl(opts.url, loadConfig().allowPrivateUrls));
       await withDatabase(async ({ db }, config) => {
         const endpoint = await endpointCommand(() =>
-          setWebhookEndpoint(db, { orgId, mode: opts.mode }, { url: opts.url, rotate: !!opts.rotate }, { allowPrivateUrls: config.allowPrivateUrls }),
+          setWebhookEndpoint(db, { orgId, mode: opts.mode }, { url: opts.url, rotate: !!opts.rotate, signing: opts.signing }, { allowPrivateUrls: config.allowPrivateUrls }),
         );
-        print(!!opts.json, { url: endpoint.url, secret: endpoint.secret }, describeEndpoint(endpoint));
+        print(!!opts.json, { url: endpoint.url, secret: endpoint.secret, signing: endpoint.signing }, describeEndpoint(endpoint));
       });
     });
 
@@ -116,7 +126,9 @@ export function registerWebhookCommands(program: Command): void {
         // Audited as the portal's and the console's resends are, in the same transaction.
         const delivery = await db.transaction().execute(async (trx) => {
           const before = await trx.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirst();
-          const sent = await redeliver(trx, id);
+          const sent = await redeliver(trx, id).catch((err: unknown) => {
+            throw err instanceof UnsendableDeliveryError ? new CliError(err.message) : err;
+          });
           if (sent) {
             await audit(trx, { orgId: sent.orgId, actor: { kind: 'cli' }, action: 'webhook.resent', target: sent.webhookId, before: { status: before?.status }, after: { type: sent.type, mode: sent.mode, status: 'pending' } });
           }

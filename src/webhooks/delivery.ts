@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { checkOutboundUrl, guardedLookup } from '../platform/outbound.js';
 import type { Mode } from '../platform/db/schema.js';
+import type { WebhookSigning } from './endpoints.js';
 
 /** One delivery claimed by a worker, with what it takes to send it. */
 export interface ClaimedDelivery {
@@ -19,6 +21,8 @@ export interface ClaimedDelivery {
   url: string | null;
   /** The secrets to sign with: the current one, and the previous one during its 24 hours. */
   secrets: string[];
+  /** The endpoint's choice of signature headers; 'standard' when absent. */
+  signing?: WebhookSigning;
 }
 
 export interface AttemptResult {
@@ -42,6 +46,43 @@ const EXCERPT_BYTES = RESPONSE_EXCERPT_CHARS * 4;
 /** The `webhook-signature` header: one `v1,<base64>` per secret, space-separated (standardwebhooks accepts any). */
 export function signatureHeader(signers: readonly Webhook[], messageId: string, timestamp: Date, body: string): string {
   return signers.map((signer) => signer.sign(messageId, timestamp, body)).join(' ');
+}
+
+/**
+ * The `x-verifyme-signature` header: the hex HMAC-SHA512 of the raw body, keyed with the whole
+ * secret string (`whsec_...`) as UTF-8, which is what a receiver written for VerifyMe does with
+ * the secret pasted into its settings. No id or timestamp is signed: that scheme has none.
+ */
+export function verifymeSignature(secret: string, body: string): string {
+  return createHmac('sha512', secret).update(body, 'utf8').digest('hex');
+}
+
+/**
+ * The signature headers of one attempt, as the endpoint's `signing` asks. `webhook-id` and
+ * `webhook-timestamp` are sent whatever the choice (receivers deduplicate on the id). The
+ * VerifyMe header carries the current secret's signature only, since its receivers compare one
+ * value; during the 24 hours after a rotation `x-verifyme-signature-previous` carries the old
+ * secret's, for receivers that want to accept either while they switch.
+ */
+export function signatureHeaders(
+  delivery: Pick<ClaimedDelivery, 'messageId' | 'body' | 'secrets' | 'signing'>,
+  signer: (secret: string) => Webhook,
+  timestamp: Date,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'webhook-id': delivery.messageId,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+  };
+  const signing = delivery.signing ?? 'standard';
+  if (signing !== 'verifyme') {
+    headers['webhook-signature'] = signatureHeader(delivery.secrets.map(signer), delivery.messageId, timestamp, delivery.body);
+  }
+  if (signing !== 'standard') {
+    const [current, previous] = delivery.secrets;
+    if (current) headers['x-verifyme-signature'] = verifymeSignature(current, delivery.body);
+    if (previous) headers['x-verifyme-signature-previous'] = verifymeSignature(previous, delivery.body);
+  }
+  return headers;
 }
 
 type Target = { url: URL; secure: boolean } | { refused: string };
@@ -117,19 +158,11 @@ export class WebhookSender {
     if (!delivery.url) return outcome(null, 'no webhook endpoint is set for this organization and mode');
     const target = await this.target(delivery.url);
     if ('refused' in target) return outcome(null, target.refused);
-    const signature = signatureHeader(
-      delivery.secrets.map((secret) => this.signer(secret)),
-      delivery.messageId,
-      attemptedAt,
-      delivery.body,
-    );
     const headers = {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(delivery.body),
       'user-agent': 'Vouch-Webhooks/1',
-      'webhook-id': delivery.messageId,
-      'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
-      'webhook-signature': signature,
+      ...signatureHeaders(delivery, (secret) => this.signer(secret), attemptedAt),
     };
     const { url, secure } = target;
     return new Promise((resolve) => {

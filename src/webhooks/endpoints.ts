@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type ColumnType, type Kysely, type Transaction } from 'kysely';
 import { checkOutboundUrl, OutboundUrlError } from '../platform/outbound.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { DELIVERY_CHANNEL } from './events.js';
@@ -8,6 +8,22 @@ import { DELIVERY_CHANNEL } from './events.js';
 export interface EndpointScope {
   orgId: string;
   mode: Mode;
+}
+
+/**
+ * How deliveries are signed: `standard` (Standard Webhooks, `webhook-signature`), `verifyme`
+ * (`x-verifyme-signature`, the hex HMAC-SHA512 of the raw body, for receivers written for
+ * VerifyMe/QoreID) or `both`. See delivery.ts for the headers.
+ */
+export const WEBHOOK_SIGNINGS = ['standard', 'verifyme', 'both'] as const;
+export type WebhookSigning = (typeof WEBHOOK_SIGNINGS)[number];
+export const DEFAULT_WEBHOOK_SIGNING: WebhookSigning = 'standard';
+
+declare module '../platform/db/schema.js' {
+  interface WebhookEndpointsTable {
+    /** Migration 0032; 'standard' for endpoints set before it. */
+    signing: ColumnType<WebhookSigning, WebhookSigning | undefined, WebhookSigning>;
+  }
 }
 
 /** After a rotation the previous secret keeps signing this long, so receivers can switch over. */
@@ -33,6 +49,7 @@ export interface SetEndpointOptions extends EndpointOptions {
 export interface WebhookEndpoint {
   url: string;
   secret: string;
+  signing: WebhookSigning;
   /** Set for 24 hours after a rotation: until then deliveries are signed with both secrets. */
   previousSecretExpiresAt: Date | null;
   createdAt: Date;
@@ -63,13 +80,14 @@ function checkOrgId(orgId: string): void {
 /**
  * Sets the endpoint URL. The first set makes a secret; a later set keeps the secret (changing
  * where events go is not a reason to make every receiver reconfigure) unless `rotate` asks for a
- * new one. Pending deliveries of the scope become due at once: a customer who just set or fixed
+ * new one. `signing` changes how deliveries are signed; without it a new endpoint signs the
+ * Standard Webhooks way and an existing one keeps its choice. Pending deliveries of the scope become due at once: a customer who just set or fixed
  * the endpoint should not wait out a backoff that was aimed at the old one.
  */
 export async function setWebhookEndpoint(
   db: Kysely<DB>,
   scope: EndpointScope,
-  input: { url: string; rotate?: boolean },
+  input: { url: string; rotate?: boolean; signing?: WebhookSigning },
   options: SetEndpointOptions,
 ): Promise<WebhookEndpoint> {
   checkOrgId(scope.orgId);
@@ -84,11 +102,12 @@ export async function setWebhookEndpoint(
         : undefined;
       const row = await trx
         .insertInto('webhook_endpoints')
-        .values({ org_id: scope.orgId, mode: scope.mode, url, secret, created_at: now, updated_at: now })
+        .values({ org_id: scope.orgId, mode: scope.mode, url, secret, signing: input.signing ?? DEFAULT_WEBHOOK_SIGNING, created_at: now, updated_at: now })
         .onConflict((oc) =>
           oc.columns(['org_id', 'mode']).doUpdateSet((eb) => ({
             url: eb.ref('excluded.url'),
             updated_at: now,
+            ...(input.signing ? { signing: input.signing } : {}),
             ...(input.rotate
               ? { secret: eb.ref('excluded.secret'), previous_secret: eb.ref('webhook_endpoints.secret'), previous_secret_expires_at: expires }
               : {}),
@@ -116,6 +135,34 @@ export async function getWebhookEndpoint(db: Kysely<DB>, scope: EndpointScope): 
     .where('mode', '=', scope.mode)
     .executeTakeFirst();
   return row && toEndpoint(row);
+}
+
+/**
+ * Changes how an existing endpoint's deliveries are signed; the next attempt of every delivery
+ * (retries too) is signed the new way. `within` runs in the change's transaction (the audit row).
+ */
+export async function setWebhookSigning(
+  db: Kysely<DB>,
+  scope: EndpointScope,
+  signing: WebhookSigning,
+  options: Pick<SetEndpointOptions, 'within' | 'now'> = {},
+): Promise<WebhookEndpoint> {
+  checkOrgId(scope.orgId);
+  const now = (options.now ?? (() => new Date()))();
+  return db.transaction().execute(async (trx) => {
+    const before = await trx.selectFrom('webhook_endpoints').selectAll().where('org_id', '=', scope.orgId).where('mode', '=', scope.mode).forUpdate().executeTakeFirst();
+    if (!before) throw new WebhookEndpointError(`organization ${scope.orgId} has no ${scope.mode} webhook endpoint`);
+    const row = await trx
+      .updateTable('webhook_endpoints')
+      .set({ signing, updated_at: now })
+      .where('org_id', '=', scope.orgId)
+      .where('mode', '=', scope.mode)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const after = toEndpoint(row);
+    await options.within?.(trx, { before: toEndpoint(before), after });
+    return after;
+  });
 }
 
 /**
@@ -161,6 +208,7 @@ async function makePendingDue(db: Kysely<DB>, scope: EndpointScope): Promise<voi
 function toEndpoint(row: {
   url: string;
   secret: string;
+  signing: WebhookSigning;
   previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -168,6 +216,7 @@ function toEndpoint(row: {
   return {
     url: row.url,
     secret: row.secret,
+    signing: row.signing,
     previousSecretExpiresAt: row.previous_secret_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -42,15 +42,26 @@ function resourceOf(event: WebhookEvent): { resource_kind: string; resource_id: 
   return { resource_kind: event.type.slice(0, event.type.indexOf('.')), resource_id: id };
 }
 
+/** The error an event recorded without an endpoint carries: it was never sent, and cannot be. */
+export const NO_ENDPOINT_ERROR = 'not sent: no webhook endpoint was set for this mode when the event happened (its body was not kept)';
+
 /**
  * Queues a webhook delivery. Call it with the transaction that changes the verification's state
  * (outbox): the event exists if and only if the change committed, and the NOTIFY is sent at
- * commit. Every event is queued, even before the organization sets an endpoint: the worker
- * delivers it once one exists, and operators can see and redeliver it.
+ * commit.
+ *
+ * An event of a scope (organization and mode) without an endpoint has nowhere to go, and its body
+ * is the verification record, personal data: it is recorded without the body, `failed` with
+ * NO_ENDPOINT_ERROR and no attempt, so the log shows it happened, and it is never sent (setting an
+ * endpoint later does not send it: the record is read with GET). Retention removes it like any
+ * ended delivery.
  */
 export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Date = new Date()): Promise<string> {
   const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
-  const payload = JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data });
+  const endpoint = await db.selectFrom('webhook_endpoints').select('org_id').where('org_id', '=', event.orgId).where('mode', '=', event.mode).executeTakeFirst();
+  const delivery = endpoint
+    ? { payload: JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data }) }
+    : { payload: null, status: 'failed' as const, last_error: NO_ENDPOINT_ERROR };
   await db
     .insertInto('webhook_deliveries')
     .values({
@@ -58,10 +69,10 @@ export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Dat
       org_id: event.orgId,
       mode: event.mode,
       event_type: event.type,
-      payload,
+      ...delivery,
       ...resourceOf(event),
     })
     .execute();
-  await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+  if (endpoint) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
   return messageId;
 }

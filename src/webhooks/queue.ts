@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB, Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
 import type { AttemptResult, ClaimedDelivery } from './delivery.js';
+import { DEFAULT_WEBHOOK_SIGNING, type WebhookSigning } from './endpoints.js';
 import { DELIVERY_CHANNEL } from './events.js';
 import { RETRY_JITTER } from './schedule.js';
 import type { EndpointPlan } from './traffic.js';
@@ -18,6 +19,7 @@ interface ClaimRow {
   url: string | null;
   secret: string | null;
   previous_secret: string | null;
+  signing: WebhookSigning | null;
 }
 
 export interface ClaimRequest {
@@ -46,8 +48,9 @@ export interface ClaimResult {
 
 /**
  * Leases due deliveries and counts the attempt. SKIP LOCKED keeps concurrent workers off each
- * other's rows; the lease (locked_until) keeps them off a row while it is being sent, and runs
- * out if its worker dies, so another worker sends it again with the same id.
+ * other's rows; the lease (locked_until) keeps them off a row while it is being sent. The lease
+ * is short and its worker renews it while the attempt is in flight (renewLeases), so it runs out
+ * soon after its worker dies, and another worker sends the delivery again with the same id.
  *
  * While borrowing is still allowed (the worker has more than its reserved slots free), it
  * takes the oldest due deliveries, as many as borrowing allows, with the plain statement a
@@ -111,7 +114,7 @@ async function claimOldest(db: Kysely<DB>, limit: number, leaseMs: number): Prom
           for update skip locked)
       returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body
     )
-    select c.*, e.url, e.secret,
+    select c.*, e.url, e.secret, e.signing,
            case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
       from claimed c
       left join webhook_endpoints e on e.org_id = c.org_id and e.mode = c.mode`.execute(db);
@@ -158,7 +161,7 @@ async function claimFairly(db: Kysely<DB>, request: ClaimRequest): Promise<Claim
       returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body
     )
     select (select count(*) from seen)::integer as seen, (select count(*) from deferred)::integer as deferred,
-           c.*, e.url, e.secret,
+           c.*, e.url, e.secret, e.signing,
            case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
       from (select 1) as always
       left join claimed c on true
@@ -179,6 +182,7 @@ function toClaimed(row: ClaimRow): ClaimedDelivery {
     body: row.body,
     url: row.url,
     secrets: [row.secret, row.previous_secret].filter((secret): secret is string => !!secret),
+    signing: row.signing ?? DEFAULT_WEBHOOK_SIGNING,
   };
 }
 
@@ -204,6 +208,26 @@ export async function resumeEndpoint(db: Kysely<DB>, url: string, heldForMs: num
   const resumed = rows[0]?.resumed ?? 0;
   if (resumed > 0) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
   return resumed;
+}
+
+/**
+ * Extends the leases of deliveries whose attempts are still in flight (or whose outcomes are not
+ * written yet) by `leaseMs` from now. Only a claim that is still current is extended: a delivery
+ * an operator redelivered meanwhile (attempt count reset) or that another worker took lets its
+ * lease run out. Returns how many leases were extended.
+ */
+export async function renewLeases(db: Kysely<DB>, held: ReadonlyArray<{ id: number; attempt: number }>, leaseMs: number): Promise<number> {
+  if (held.length === 0) return 0;
+  const { rows } = await sql<{ renewed: number }>`
+    with renewed as (
+      update webhook_deliveries d
+         set locked_until = now() + ${leaseMs} * interval '1 millisecond'
+        from json_to_recordset(${JSON.stringify(held)}::json) as r(id bigint, attempt integer)
+       where d.id = r.id and d.attempts = r.attempt and d.status = 'pending'
+      returning 1
+    )
+    select count(*)::integer as renewed from renewed`.execute(db);
+  return rows[0]?.renewed ?? 0;
 }
 
 /** Voids every lease: only for a database no other worker can be using. */
@@ -286,7 +310,17 @@ export interface DeliveryView {
   lastError: string | null;
   createdAt: string;
   deliveredAt: string | null;
+  /** False for an event recorded while its scope had no endpoint: its body was not kept, so it cannot be sent. */
+  sendable: boolean;
   attempts: AttemptView[];
+}
+
+/** A resend of a delivery recorded without its body (no endpoint when the event happened). */
+export class UnsendableDeliveryError extends Error {
+  override name = 'UnsendableDeliveryError';
+  constructor(id: number) {
+    super(`webhook delivery ${id} cannot be sent: no endpoint was set when its event happened, so its body was not kept (read the record with GET instead)`);
+  }
 }
 
 export interface DeliveryFilter {
@@ -317,23 +351,31 @@ export async function getDelivery(db: Kysely<DB>, id: number): Promise<DeliveryV
  * Sends a delivery again, whatever its state: pending now, with a fresh retry schedule and the
  * same webhook-id. The attempt log keeps every earlier attempt. A delivery being attempted right
  * now keeps its lease: that attempt is logged but no longer decides the state, and the delivery
- * is sent again when the lease runs out (at most 30 s), never twice at once.
+ * is sent again when the lease runs out (its worker stops renewing a claim that is no longer
+ * current, so within the lease, 5 s by default), never twice at once. Undefined when there
+ * is no such delivery; UnsendableDeliveryError for one recorded without its body.
  */
 export async function redeliver(db: Kysely<DB>, id: number): Promise<DeliveryView | undefined> {
   const updated = await db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', attempts: 0, next_attempt_at: sql<Date>`now()`, delivered_at: null })
     .where('id', '=', id)
+    .where('payload', 'is not', null)
     .returning('id')
     .executeTakeFirst();
-  if (!updated) return undefined;
+  if (!updated) {
+    const bodiless = await db.selectFrom('webhook_deliveries').select('id').where('id', '=', id).executeTakeFirst();
+    if (bodiless) throw new UnsendableDeliveryError(id);
+    return undefined;
+  }
   await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
   return getDelivery(db, id);
 }
 
 /**
  * Sends every failed delivery of an organization's mode again, as `redeliver` does one: pending
- * now, fresh retry schedule, same webhook-ids. Returns their ids, oldest first.
+ * now, fresh retry schedule, same webhook-ids. Those recorded without a body stay as they are.
+ * Returns the ids resent, oldest first.
  */
 export async function redeliverFailed(db: Kysely<DB>, scope: { orgId: string; mode: Mode }): Promise<number[]> {
   const rows = await db
@@ -342,17 +384,22 @@ export async function redeliverFailed(db: Kysely<DB>, scope: { orgId: string; mo
     .where('org_id', '=', scope.orgId)
     .where('mode', '=', scope.mode)
     .where('status', '=', 'failed')
+    .where('payload', 'is not', null)
     .returning('id')
     .execute();
   if (rows.length > 0) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
   return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
 }
 
-/** Deliveries with their attempt logs, in one statement so the two agree (a worker may be writing both). */
+/**
+ * Deliveries with their attempt logs, in one statement so the two agree (a worker may be writing
+ * both). Not the body: a list would decrypt every one for nothing.
+ */
 function withAttempts(db: Kysely<DB>) {
   return db
     .selectFrom('webhook_deliveries as d')
-    .selectAll('d')
+    .select(['d.id', 'd.message_id', 'd.org_id', 'd.mode', 'd.event_type', 'd.status', 'd.next_attempt_at', 'd.last_status_code', 'd.last_error', 'd.created_at', 'd.delivered_at'])
+    .select(sql<boolean>`d.payload is not null`.as('sendable'))
     .select((eb) =>
       jsonArrayFrom(
         eb
@@ -388,6 +435,7 @@ function toView(row: DeliveryRow): DeliveryView {
     lastError: row.last_error,
     createdAt: row.created_at.toISOString(),
     deliveredAt: row.delivered_at?.toISOString() ?? null,
+    sendable: row.sendable,
     attempts,
   };
 }

@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Database } from '../platform/db/database.js';
 import { endpointLabel, metrics } from '../platform/metrics.js';
 import { DELIVERY_TIMEOUT_MS, WebhookSender, type AttemptResult, type ClaimedDelivery } from './delivery.js';
-import { claimDeliveries, recordResults, releaseLeases, resumeEndpoint, RETRY_SCHEDULE_MS, type ClaimResult } from './queue.js';
+import { claimDeliveries, recordResults, releaseLeases, renewLeases, resumeEndpoint, RETRY_SCHEDULE_MS, type ClaimResult } from './queue.js';
 import { openCircuits, recordCircuitClosed, recordCircuitOpened } from './circuits.js';
 import { DELIVERY_CHANNEL } from './events.js';
 import { EndpointTraffic, type BreakerChange } from './traffic.js';
@@ -24,7 +24,12 @@ export interface DeliverySettings {
   breakerThreshold: number;
   /** How long an open breaker holds the URL's deliveries (attempts not counted) before one probe decides. */
   breakerCooldownMs: number;
-  /** How long a claim holds a delivery; longer than the timeout, so only a dead worker's lease runs out. */
+  /**
+   * How long a claim holds a delivery before another worker may take it. The worker renews the
+   * lease every third of it while the attempt is in flight and until its outcome is written, so
+   * an attempt may outlast it; a killed worker stops renewing, and its deliveries go to another
+   * worker within about this long (docs/webhooks.md, "Leases").
+   */
   leaseMs: number;
   /** Fallback for a missed NOTIFY and the clock for retries that come due. */
   pollIntervalMs: number;
@@ -41,7 +46,7 @@ export const DEFAULT_DELIVERY_SETTINGS: Omit<DeliverySettings, 'allowPrivateUrls
   slowAttemptMs: 1_000,
   breakerThreshold: 10,
   breakerCooldownMs: 60_000,
-  leaseMs: 30_000,
+  leaseMs: 5_000,
   pollIntervalMs: 1_000,
   timeoutMs: DELIVERY_TIMEOUT_MS,
   retrySchedule: RETRY_SCHEDULE_MS,
@@ -63,8 +68,8 @@ type Backlog = 'none' | 'full' | 'capped';
 
 /**
  * The delivery loop: claim due deliveries into free slots, send them concurrently, and write
- * their outcomes in batches. Each claimed delivery is sent at once, so a lease only has to
- * outlast one attempt. While the queue has a backlog it claims only when a quarter of the slots
+ * their outcomes in batches. Each claimed delivery is sent at once, and its lease is renewed
+ * until its outcome is written. While the queue has a backlog it claims only when a quarter of the slots
  * are free (or, when URLs were capped, a quarter has been freed since), so claims stay batched;
  * otherwise, and for new deliveries of other URLs while some are capped, it claims whenever a
  * NOTIFY or the poll says so. EndpointTraffic decides how many slots each URL may take and holds
@@ -90,6 +95,10 @@ export class DeliveryWorker {
   /** Breaker changes written to webhook_circuits one after another, so a close never lands before its open. */
   private circuitWrites: Promise<void> = Promise.resolve();
   private unlisten: (() => Promise<void>) | undefined;
+  /** Claims this worker holds (delivery id -> attempt): sent or being sent, outcome not yet written. Their leases are renewed. */
+  private readonly held = new Map<number, number>();
+  private renewal: NodeJS.Timeout | undefined;
+  private renewing = false;
 
   constructor(
     private readonly database: Database,
@@ -113,6 +122,8 @@ export class DeliveryWorker {
         this.woken = true;
         this.wake();
       });
+      this.renewal = setInterval(() => this.renewLeases(), Math.max(50, Math.floor(this.settings.leaseMs / 3)));
+      this.renewal.unref();
     } catch (err) {
       runningOn.set(this.database.db, (runningOn.get(this.database.db) ?? 1) - 1);
       this.sender.close();
@@ -137,6 +148,7 @@ export class DeliveryWorker {
     this.sender.close();
     await Promise.all(this.active);
     while (this.flushing) await this.flushing;
+    clearInterval(this.renewal);
     runningOn.set(this.database.db, (runningOn.get(this.database.db) ?? 1) - 1);
   }
 
@@ -221,9 +233,11 @@ export class DeliveryWorker {
 
   private dispatch(delivery: ClaimedDelivery): void {
     this.inFlight++;
+    this.held.set(delivery.id, delivery.attempt);
     const { url } = delivery;
     const startedAt = Date.now();
     if (url) this.traffic.started(url, startedAt);
+    let recorded = false;
     const task = this.sender
       .send(delivery)
       .then((result) => {
@@ -231,13 +245,18 @@ export class DeliveryWorker {
           this.logger.warn({ deliveryId: delivery.id, messageId: delivery.messageId, error: result.error }, 'webhook delivery failed for good');
         }
         this.results.push(result);
+        recorded = true;
         this.flush();
         if (url) {
           metrics.webhookAttempts.inc({ endpoint: endpointLabel(url), outcome: result.delivered ? 'delivered' : 'failed' });
           this.onBreakerChange(url, this.traffic.finished(url, startedAt, result.delivered, Date.now()), result);
         }
       })
-      .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed'))
+      .catch((err: unknown) => {
+        this.logger.error({ err, deliveryId: delivery.id }, 'webhook attempt crashed');
+        // Nothing to write: let the lease run out, and another claim send it again.
+        if (!recorded && this.held.get(delivery.id) === delivery.attempt) this.held.delete(delivery.id);
+      })
       .finally(() => {
         this.inFlight--;
         this.freed++;
@@ -303,6 +322,24 @@ export class DeliveryWorker {
     this.active.add(write);
   }
 
+  /**
+   * Extends the leases of the claims this worker holds; one renewal at a time. A renewal that
+   * fails is logged: the next one, a third of a lease later, may still be in time.
+   */
+  private renewLeases(): void {
+    if (this.renewing || this.held.size === 0) return;
+    this.renewing = true;
+    const held = [...this.held].map(([id, attempt]) => ({ id, attempt }));
+    const renewal = renewLeases(this.database.db, held, this.settings.leaseMs)
+      .then(() => undefined)
+      .catch((err: unknown) => this.logger.warn({ err, deliveries: held.length }, 'renewing webhook delivery leases failed'))
+      .finally(() => {
+        this.renewing = false;
+        this.active.delete(renewal);
+      });
+    this.active.add(renewal);
+  }
+
   /** One writer at a time; results that arrive meanwhile go into its next batch (group commit). */
   private flush(): void {
     if (this.flushing) return;
@@ -321,12 +358,15 @@ export class DeliveryWorker {
           break;
         } catch (err) {
           if (tries >= RESULT_WRITE_TRIES) {
-            // The leases run out and these deliveries are sent again: at least once, never lost.
+            // No longer renewed, the leases run out and these deliveries are sent again: at least once, never lost.
             this.logger.error({ err, deliveries: batch.length }, 'recording webhook attempts failed; they will be retried');
             break;
           }
           await new Promise((resolve) => setTimeout(resolve, 500 * tries));
         }
+      }
+      for (const { delivery } of batch) {
+        if (this.held.get(delivery.id) === delivery.attempt) this.held.delete(delivery.id);
       }
     }
   }

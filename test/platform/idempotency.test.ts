@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { purgeIdempotencyKeys } from '../../src/platform/idempotency.js';
-import { ADDRESS_BODY, balanceOf } from '../agents/fixtures.js';
+import { ADDRESS_BODY, balanceOf, BUSINESS_BODY } from '../agents/fixtures.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 
 const LIVE_BVN = { bvn: '22111111111', firstname: 'Emeka', lastname: 'Obi', gender: 'Male', phone: '08091112222', birthdate: '01-01-1980' };
@@ -224,5 +224,59 @@ describe('Idempotency-Key', () => {
     await t.database.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1_000) }).where('key', '=', key).execute();
     expect(await purgeIdempotencyKeys(t.database.db)).toBeGreaterThanOrEqual(1);
     expect(await t.database.db.selectFrom('idempotency_keys').select('key').where('key', '=', key).executeTakeFirst()).toBeUndefined();
+  });
+});
+
+/**
+ * The answer commits with the work (issue 19, item 7): while the answer is held after the work
+ * (the test-only holdAnswerMs), the key already holds it (creates) or is marked committed (a paid
+ * lookup), so a process dying there leaves a retry something to resolve to.
+ */
+describe('Idempotency-Key answers committed with their work', () => {
+  let t: TestContext;
+  let base: string;
+
+  beforeAll(async () => {
+    t = await buildTestContext({ idempotency: { holdAnswerMs: 1_500 } });
+    const result = await importRegistry(t.database.db, Readable.from([JSON.stringify({ type: 'bvn', record: LIVE_BVN })]));
+    expect(result.imported).toBe(1);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const keyRow = (key: string) => t.database.db.selectFrom('idempotency_keys').select(['state', 'status_code', 'body']).where('key', '=', key).executeTakeFirst();
+  const pending = async (key: string, state: string) => {
+    const deadline = Date.now() + 1_000;
+    while (Date.now() < deadline) {
+      const row = await keyRow(key);
+      if (row?.state === state) return row;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return keyRow(key);
+  };
+
+  it('stores a create\'s answer in its transaction, before it is sent', async () => {
+    const org = await t.org({ riskLevel: 'LOW', fund: 10_000_000 });
+    for (const [url, body, status] of [[ADDRESSES, ADDRESS_BODY, 201], ['/v1/verifications/businesses', BUSINESS_BODY, 200]] as const) {
+      const key = `committed-${url}-${Date.now()}`;
+      const answer = fetch(`${base}${url}`, { method: 'POST', headers: { ...bearer(org.liveSecret), 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+      const row = await pending(key, 'done');
+      expect(row, url).toMatchObject({ state: 'done', status_code: status });
+      const sent = await answer;
+      expect(sent.status).toBe(status);
+      expect(await sent.text()).toBe(row!.body);
+    }
+  });
+
+  it('marks a paid lookup\'s key committed in its charge\'s transaction, before the answer is sent', async () => {
+    const org = await t.org({ fund: 1_000_000 });
+    const key = `committed-lookup-${Date.now()}`;
+    const answer = fetch(`${base}${BVN_URL}`, { method: 'POST', headers: { ...bearer(org.liveSecret), 'content-type': 'application/json', 'idempotency-key': key }, body: '{}' });
+    expect(await pending(key, 'committed')).toMatchObject({ state: 'committed' });
+    expect((await answer).status).toBe(200);
+    expect(await keyRow(key)).toMatchObject({ state: 'done', status_code: 200 });
   });
 });

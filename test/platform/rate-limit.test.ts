@@ -1,7 +1,11 @@
+import { once } from 'node:events';
 import net from 'node:net';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { PostgresRateLimitStore } from '../../src/platform/rate-limit.js';
+import type { DB } from '../../src/platform/db/schema.js';
+import { PostgresRateLimitStore } from '../../src/platform/rate-limit-store.js';
 import { ADDRESS_BODY } from '../agents/fixtures.js';
 import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
 import { cliJson, expectFailure, runCli, throwawayEnv } from '../helpers/cli.js';
@@ -89,27 +93,93 @@ describe('rate limits', () => {
     expect((await t.app.inject({ method: 'GET', url: '/api/me', remoteAddress: '203.0.113.8' })).statusCode).toBe(401);
   });
 
-  it('shares counts between processes through the database, without a write per request', async () => {
+  const incr = (store: PostgresRateLimitStore, key: string, max: number) =>
+    new Promise<{ err: Error | null; current: number }>((resolve) => store.incr(key, (err, result) => resolve({ err, current: result.current }), 60_000, max));
+  const admitted = (results: { err: Error | null; current: number }[], max: number) => results.filter((result) => !result.err && result.current <= max).length;
+
+  it('shares counts between processes through the database: together they admit exactly the limit', async () => {
     const errors: Error[] = [];
     const a = new PostgresRateLimitStore(t.database.db, (err) => errors.push(err), { flushMs: 60_000 });
     const b = new PostgresRateLimitStore(t.database.db, (err) => errors.push(err), { flushMs: 60_000 });
-    const key = `test:${Date.now()}`;
-    const incr = (store: PostgresRateLimitStore) => new Promise<number>((resolve) => store.incr(key, (_err, result) => resolve(result.current), 60_000));
-    for (let i = 0; i < 6; i++) await incr(a);
-    expect(await incr(b)).toBe(1);
-    await a.flush();
-    await b.flush();
-    // b learnt a's six at its flush; a learns b's at its next flush of hits of its own.
-    expect(await incr(b)).toBe(8);
-    await b.flush();
-    expect(await incr(a)).toBe(7);
-    await a.flush();
-    expect(await incr(a)).toBe(10);
+    const key = `test:${Date.now()}:${Math.random()}`;
+    // Warm both stores' rate for the key, so their claims take more than one request at a time.
+    const first = [await incr(a, key, 60), await incr(b, key, 60)];
+    const burst = await Promise.all(Array.from({ length: 100 }, (_, i) => incr(i % 2 ? b : a, key, 60)));
+    // Never more than the limit; fewer by what one store claimed ahead and the burst left unused.
+    expect(admitted([...first, ...burst], 60)).toBeLessThanOrEqual(60);
+    expect(admitted([...first, ...burst], 60)).toBeGreaterThanOrEqual(52);
+    // Traffic goes on at both: the quota claimed ahead is used, and the window admits exactly 60.
+    const late = [];
+    for (let i = 0; i < 10; i++) late.push(await incr(a, key, 60), await incr(b, key, 60));
+    expect(admitted([...first, ...burst, ...late], 60)).toBe(60);
+    // A store learns that the window is spent from its first claim past the limit; from then on
+    // it refuses at once, without a statement, and adds the refused requests to the count later.
+    const statements = a.statements + b.statements;
+    const later = await Promise.all([incr(a, key, 60), incr(b, key, 60)]);
+    expect(later.map((result) => result.current > 60)).toEqual([true, true]);
+    expect(a.statements + b.statements).toBe(statements);
     await a.close();
     await b.close();
     const rows = await t.database.db.selectFrom('rate_limit_counters').select('hits').where('key', '=', key).execute();
-    expect(rows.map((row) => Number(row.hits))).toEqual([10]);
+    // Every request is counted (the last claims asked for a few more than were left).
+    expect(Number(rows[0]!.hits)).toBeGreaterThanOrEqual(124);
     expect(errors).toEqual([]);
+  });
+
+  it('claims quota ahead under steady traffic: far fewer statements than requests at a high limit', async () => {
+    const store = new PostgresRateLimitStore(t.database.db, (err) => { throw err; }, { flushMs: 60_000 });
+    const key = `test:${Date.now()}:${Math.random()}`;
+    const results = [];
+    // 2,000 requests over about a second, in steps of 40 every 20 ms.
+    for (let step = 0; step < 50; step++) {
+      results.push(...(await Promise.all(Array.from({ length: 40 }, () => incr(store, key, 1_000_000)))));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await store.close();
+    expect(admitted(results, 1_000_000)).toBe(2_000);
+    expect(store.statements, `${store.statements} statements`).toBeLessThan(40);
+    // The headers count down from the limit as requests are admitted.
+    expect(results.at(-1)!.current).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('lets requests through when the database cannot be reached, logs it and waits a second before trying again', async () => {
+    const refused = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: 'postgres://vouch@127.0.0.1:1/none', connectionTimeoutMillis: 500 }) }) });
+    const errors: Error[] = [];
+    const store = new PostgresRateLimitStore(refused, (err) => errors.push(err), { flushMs: 60_000 });
+    try {
+      const down = await incr(store, 'test:down', 5);
+      expect(down.err).toBeInstanceOf(Error);
+      expect(errors).toHaveLength(1);
+      expect((await incr(store, 'test:down', 5)).err).toBeInstanceOf(Error);
+      expect(store.statements).toBe(1);
+    } finally {
+      await refused.destroy();
+    }
+  });
+
+  it('lets a request through when the database does not answer within the wait limit', async () => {
+    // A server that takes connections and never answers: PostgreSQL hanging.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as net.AddressInfo;
+    const hanging = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: `postgres://vouch@127.0.0.1:${port}/none` }) }) });
+    const errors: Error[] = [];
+    const store = new PostgresRateLimitStore(hanging, (err) => errors.push(err), { flushMs: 50, waitLimitMs: 300 });
+    try {
+      const started = Date.now();
+      const stalled = await incr(store, 'test:hang', 5);
+      expect(stalled.err?.message).toMatch(/did not answer in time/);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(errors.map((err) => err.message)).toEqual(['rate-limit counters did not answer within 300 ms']);
+      // Meanwhile the next requests are not held up.
+      expect((await incr(store, 'test:hang', 5)).err).toBeInstanceOf(Error);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await hanging.destroy().catch(() => undefined);
+    }
   });
 
   it.skipIf(!redis)('shares counts between processes through Redis when REDIS_URL is set', async () => {

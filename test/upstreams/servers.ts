@@ -90,3 +90,34 @@ export async function startFlaky(target: string): Promise<TestServer & { broken:
     },
   };
 }
+
+/** A provider that can be stopped and started again on the same port: while stopped, connections are refused. */
+export interface Switchable {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Forwards every request to `target` (a second Vouch) while started, as that provider going down and coming back. */
+export async function startSwitchable(target: string): Promise<Switchable> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      void fetch(`${target}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: req.method === 'GET' ? undefined : body }).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+    start: () => new Promise((resolve) => server.listen(port, '127.0.0.1', resolve)),
+  };
+}

@@ -4,6 +4,7 @@ import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
+import { startTestWorker, startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // Every case spawns `vouch` as built for the run (test/global-setup.ts); the embedded database allows one at a time.
 const SLOW = 120_000;
@@ -48,12 +49,12 @@ describe('vouch webhook', () => {
 
   it('set prints {url, secret}; a later set keeps the secret, --rotate and rotate-secret replace it', async () => {
     const first = await cliJson(['webhook', 'set', orgId, '--mode', 'test', '--url', 'http://127.0.0.1:9/hook', '--json'], allowed);
-    expect(Object.keys(first).sort()).toEqual(['secret', 'url']);
-    expect(first).toEqual({ url: 'http://127.0.0.1:9/hook', secret: expect.stringMatching(SECRET) });
+    expect(Object.keys(first).sort()).toEqual(['secret', 'signing', 'url']);
+    expect(first).toEqual({ url: 'http://127.0.0.1:9/hook', secret: expect.stringMatching(SECRET), signing: 'standard' });
     expect(Buffer.from(String(first.secret).slice('whsec_'.length), 'base64')).toHaveLength(32);
 
     const moved = await cliJson(['webhook', 'set', orgId, '--mode', 'test', '--url', 'https://93.184.215.14/new', '--json'], env);
-    expect(moved).toEqual({ url: 'https://93.184.215.14/new', secret: first.secret });
+    expect(moved).toEqual({ url: 'https://93.184.215.14/new', secret: first.secret, signing: 'standard' });
 
     const live = await cliJson(['webhook', 'set', orgId, '--mode', 'live', '--url', 'https://93.184.215.14/live', '--json'], env);
     expect(live.secret).toMatch(SECRET);
@@ -72,6 +73,46 @@ describe('vouch webhook', () => {
 
     const shown = await cliJson(['webhook', 'show', orgId, '--mode', 'test', '--json'], env);
     expect(shown).toMatchObject({ url: 'https://93.184.215.14/new', secret: again.secret, previousSecretExpiresAt: again.previousSecretExpiresAt });
+  }, SLOW);
+
+  it('set --signing chooses the signature headers, which a later set keeps; the worker signs that way', async () => {
+    const signingOrgId = (await cliJson<{ id: string }>(['org', 'create', '--name', 'Signing', '--json'], env)).id;
+    const receiver = await startWebhookReceiver();
+    try {
+      const set = (...extra: string[]) => cliJson(['webhook', 'set', signingOrgId, '--mode', 'live', '--url', receiver.url, ...extra, '--json'], allowed);
+      const first = await set('--signing', 'verifyme');
+      expect(first).toEqual({ url: receiver.url, secret: expect.stringMatching(SECRET), signing: 'verifyme' });
+      expect(await set()).toMatchObject({ signing: 'verifyme', secret: first.secret });
+      expectFailure(await runCli(['webhook', 'set', signingOrgId, '--mode', 'live', '--url', receiver.url, '--signing', 'hmac', '--json'], allowed), /signing must be one of standard, verifyme, both/);
+      expect(await cliJson(['webhook', 'show', signingOrgId, '--mode', 'live', '--json'], env)).toMatchObject({ signing: 'verifyme' });
+      receiver.setSecret(String(first.secret));
+
+      const sendOne = async () => {
+        const config = loadConfig(allowed);
+        const database = await openConfiguredDatabase(config);
+        try {
+          await openKeyring(database, config);
+          const id = await enqueueEvent(database.db, { orgId: signingOrgId, mode: 'live', type: 'address.completed', data: { id: 9 } });
+          const worker = await startTestWorker(database);
+          try {
+            return await receiver.waitFor((r) => r.id === id, 30_000);
+          } finally {
+            await worker.stop();
+          }
+        } finally {
+          await database.close();
+        }
+      };
+      const verifyme = await sendOne();
+      expect(verifyme.verifymeVerified).toBe(true);
+      expect(verifyme.headers['webhook-signature']).toBeUndefined();
+
+      expect(await set('--signing', 'both')).toMatchObject({ signing: 'both' });
+      const both = await sendOne();
+      expect(both.verifymeVerified && both.verified).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   }, SLOW);
 
   it('deliveries lists one organization and mode; redeliver queues a delivery again', async () => {

@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
@@ -9,29 +7,10 @@ import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import { cliJson, killServers, onPostgres, startServer, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { killHard, startWorkerProcess, workerProcesses } from './worker-process.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-// On PostgreSQL the restarted worker waits out the killed one's 30 s lease.
+// On PostgreSQL the restarted worker waits out the killed one's lease (5 s); starting processes takes longer.
 const SLOW = 180_000;
-
-const workers = new Set<ChildProcess>();
-
-/** Starts `vouch worker` and waits until it says it runs. */
-function startWorkerProcess(env: CliEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts'), 'worker'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  workers.add(child);
-  child.on('exit', () => workers.delete(child));
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output += String(chunk);
-      if (output.includes('Vouch worker is running')) resolve(child);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', (chunk: Buffer) => (output += String(chunk)));
-    child.on('exit', (code, signal) => reject(new Error(`vouch worker exited (${code ?? signal}) before it ran:\n${output}`)));
-  });
-}
 
 function isRunning(pid: number): boolean {
   try {
@@ -40,13 +19,6 @@ function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-function killHard(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.on('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }
 
 describe('a process killed in the middle of a delivery', () => {
@@ -61,7 +33,7 @@ describe('a process killed in the middle of a delivery', () => {
   });
   afterEach(() => {
     killServers();
-    for (const child of workers) child.kill('SIGKILL');
+    for (const child of workerProcesses) child.kill('SIGKILL');
   });
   afterAll(async () => {
     await receiver.close();

@@ -4,8 +4,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Mode } from '../../src/platform/db/schema.js';
 import { rotateWebhookSecret, setWebhookEndpoint } from '../../src/webhooks/endpoints.js';
-import { enqueueEvent, type WebhookEventType } from '../../src/webhooks/events.js';
-import { getDelivery, listDeliveries, redeliver } from '../../src/webhooks/queue.js';
+import { enqueueEvent, NO_ENDPOINT_ERROR, type WebhookEventType } from '../../src/webhooks/events.js';
+import { getDelivery, listDeliveries, redeliver, UnsendableDeliveryError } from '../../src/webhooks/queue.js';
 import type { Worker } from '../../src/worker.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
 import {
@@ -150,26 +150,23 @@ describe('webhook delivery', () => {
     expect(receiver.requests).toHaveLength(2);
   });
 
-  it('keeps an event without an endpoint pending, and delivers it as soon as an endpoint is set', async () => {
+  it('records an event without an endpoint without its body, and never sends it, even once an endpoint is set', async () => {
     const org = await ctx.org();
-    // A long first retry: only setting the endpoint can bring the delivery forward.
     worker = await startTestWorker(ctx.database, { retrySchedule: [HOUR, HOUR] });
     const webhookId = await enqueue(org.id, 'live');
 
-    const until = Date.now() + 5_000;
-    let waiting = await deliveryOf(org.id, webhookId);
-    while (waiting.attemptCount === 0 && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      waiting = await deliveryOf(org.id, webhookId);
-    }
-    expect(waiting).toMatchObject({ status: 'pending', attemptCount: 1, lastStatusCode: null });
-    expect(waiting.attempts[0]!.error).toBe('no webhook endpoint is set for this organization and mode');
-    expect(new Date(waiting.nextAttemptAt!).getTime()).toBeGreaterThan(Date.now() + HOUR / 2);
+    const recorded = await deliveryOf(org.id, webhookId);
+    expect(recorded).toMatchObject({ status: 'failed', attemptCount: 0, sendable: false, lastError: NO_ENDPOINT_ERROR, nextAttemptAt: null });
+    const stored = await ctx.database.db.selectFrom('webhook_deliveries').select('payload').where('message_id', '=', webhookId).executeTakeFirstOrThrow();
+    expect(stored.payload).toBeNull();
+    await expect(redeliver(ctx.database.db, recorded.id)).rejects.toThrow(UnsendableDeliveryError);
 
     const { receiver } = await receiverFor(org.id, 'live');
-    const request = await receiver.waitFor((r) => r.id === webhookId);
-    expect(request.verified).toBe(true);
-    await waitForStatus(org.id, webhookId, 'delivered');
+    const later = await enqueue(org.id, 'live');
+    await receiver.waitFor((r) => r.id === later);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(receiver.requests.map((r) => r.id)).toEqual([later]);
+    expect(await deliveryOf(org.id, webhookId)).toMatchObject({ status: 'failed', attemptCount: 0 });
   });
 
   it('refuses a private target at delivery time when private URLs are not allowed', async () => {

@@ -37,4 +37,19 @@ export class EmbeddedRegistry implements Registry {
       .executeTakeFirst();
     return row?.record as NinRecord | undefined;
   }
+
+  /**
+   * Whether any record of `type` is held (for `nin_phone`, any NIN with a phone): a not-found
+   * from a registry that holds none of a type says nothing about the person (the router).
+   */
+  async holds(type: IdentityType | 'nin_phone'): Promise<boolean> {
+    const query = this.db.selectFrom('registry_records').select(sql.lit(1).as('one'));
+    const row = await (type === 'nin_phone'
+      ? query.where('type', '=', sql.lit('nin')).where('phone', 'is not', null)
+      : query.where('type', '=', type)
+    )
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
 }

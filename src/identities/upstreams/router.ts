@@ -24,6 +24,8 @@ export interface RouterSettings {
   healthWriteIntervalMs: number;
   /** Retry-After of a 503 when no circuit is open to say better. */
   retryAfterSeconds: number;
+  /** How long whether the embedded registry holds records of a type is remembered (a count per outage lookup otherwise). */
+  holdingsTtlMs: number;
 }
 
 export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
@@ -31,6 +33,7 @@ export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
   reloadIntervalMs: 2_000,
   healthWriteIntervalMs: 1_000,
   retryAfterSeconds: 5,
+  holdingsTtlMs: 10_000,
 };
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -40,8 +43,13 @@ export interface RouterOptions {
   config: Pick<Config, 'encryptionKey' | 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'encryptionKeyPrevious'>>;
   log: FastifyBaseLogger;
   /** The embedded registry, the source named `embedded`. */
-  embedded: Registry;
+  embedded: EmbeddedSource;
   settings?: Partial<RouterSettings> | undefined;
+}
+
+/** The embedded registry as the router needs it: its lookups, and whether it holds any record of a type. */
+export interface EmbeddedSource extends Registry {
+  holds(type: UpstreamType): Promise<boolean>;
 }
 
 interface Routing {
@@ -54,8 +62,11 @@ interface Routing {
 /**
  * The live registry when upstreams are configured: per lookup type, the cache (when the type has
  * a TTL), then each source in order, failing over past sources that fail, time out or have an
- * open circuit. A "not found" from a source that answered is the answer. When no source could
- * answer, 503 with Retry-After; the caller (IdentityLookups) then records and charges nothing.
+ * open circuit. A "not found" from a source that answered is the answer, with one exception:
+ * after an earlier source failed, the embedded registry's "not found" counts only if it holds
+ * records of the type (an empty table knows nobody; the failed provider might have). When no
+ * source could answer, 503 with Retry-After; the caller (IdentityLookups) then records and
+ * charges nothing.
  */
 export class UpstreamRouter implements Registry {
   private routing: Routing = { version: '', sources: new Map(), orders: new Map(), ttls: new Map() };
@@ -66,6 +77,7 @@ export class UpstreamRouter implements Registry {
   private timer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
   private reloading: Promise<void> | undefined;
+  private readonly holdings = new Map<UpstreamType, { holds: boolean; until: number }>();
 
   private constructor(private readonly options: RouterOptions) {
     this.settings = { ...DEFAULT_ROUTER_SETTINGS, ...options.settings };
@@ -118,10 +130,16 @@ export class UpstreamRouter implements Registry {
       }
     }
     const failed: LiveSource[] = [];
+    let embeddedHeldNone = false;
     for (const name of this.orderOf(type)) {
       if (name === EMBEDDED) {
-        options.onAnswer?.(EMBEDDED);
-        return (type === 'nin_phone' ? embedded.findNinByPhone(key) : embedded.find(type as IdentityType, key)) as Promise<UpstreamRecordOf[T] | undefined>;
+        const record = (await (type === 'nin_phone' ? embedded.findNinByPhone(key) : embedded.find(type as IdentityType, key))) as UpstreamRecordOf[T] | undefined;
+        if (record !== undefined || failed.length === 0 || (await this.embeddedHolds(type))) {
+          options.onAnswer?.(EMBEDDED);
+          return record;
+        }
+        embeddedHeldNone = true;
+        continue;
       }
       const source = this.routing.sources.get(name);
       if (!source) continue;
@@ -153,14 +171,25 @@ export class UpstreamRouter implements Registry {
         log.warn({ source: source.name, kind: source.kind, type, failure: err.kind, reason: err.message, latencyMs }, 'upstream lookup failed');
       }
     }
-    throw this.unavailable(type, failed);
+    throw this.unavailable(type, failed, embeddedHeldNone);
   }
 
-  private unavailable(type: UpstreamType, sources: LiveSource[]): ApiError {
+  /** Whether the embedded registry holds any record of the type, remembered for `holdingsTtlMs`. */
+  private async embeddedHolds(type: UpstreamType): Promise<boolean> {
+    const now = Date.now();
+    const known = this.holdings.get(type);
+    if (known && known.until > now) return known.holds;
+    const holds = await this.options.embedded.holds(type);
+    this.holdings.set(type, { holds, until: now + this.settings.holdingsTtlMs });
+    return holds;
+  }
+
+  private unavailable(type: UpstreamType, sources: LiveSource[], embeddedHeldNone: boolean): ApiError {
     const now = Date.now();
     const open = sources.map((source) => source.breaker.remainingMs(now)).filter((ms) => ms > 0);
     const retryAfterSeconds = open.length === sources.length && open.length > 0 ? Math.max(1, Math.ceil(Math.min(...open) / 1000)) : this.settings.retryAfterSeconds;
-    this.options.log.error({ type, sources: sources.map((source) => source.name), retryAfterSeconds }, 'no upstream could answer');
+    // embeddedHeldNone: the embedded registry was asked too, but holds no record of the type, so its "not found" was no answer.
+    this.options.log.error({ type, sources: sources.map((source) => source.name), embeddedHeldNone, retryAfterSeconds }, 'no upstream could answer');
     return new ApiError('SERVICE_UNAVAILABLE', 'The identity registry is unavailable: every provider failed or timed out. Please retry later', { retryAfterSeconds });
   }
 
