@@ -8,7 +8,7 @@ import { addressTaskSource } from './addresses/tasks.js';
 import { agentRoutes } from './agents/routes.js';
 import { businessRoutes } from './businesses/routes.js';
 import { businessTaskSource } from './businesses/tasks.js';
-import type { Config } from './config.js';
+import { fastifyTrustProxy, type Config } from './config.js';
 import { employmentRoutes } from './employments/routes.js';
 import { fileRoutes } from './files/routes.js';
 import { openFileStore } from './files/open-store.js';
@@ -24,10 +24,12 @@ import { identityRoutes } from './identities/routes.js';
 import { UpstreamRouter, type RouterSettings } from './identities/upstreams/router.js';
 import { openKeyring } from './platform/crypto/open.js';
 import type { Database } from './platform/db/database.js';
+import { resolveDotSegments } from './platform/dot-segments.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
 import { loggerOptions } from './platform/logging.js';
 import { lazySchemaController } from './platform/lazy-schemas.js';
 import { registerIdempotency, type IdempotencySettings } from './platform/idempotency.js';
+import { registerInputRules } from './platform/input.js';
 import { registerMetrics } from './platform/metrics.js';
 import { registerRateLimits } from './platform/rate-limit.js';
 import { registerSecurityHeaders } from './platform/security-headers.js';
@@ -100,9 +102,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
     return503OnClosing: true,
-    trustProxy: config.trustProxy,
-    // An over-long id reaches its route, whose own validation answers (400 or 404 in the family's style).
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    trustProxy: fastifyTrustProxy(config.trustProxy),
+    // An over-long id reaches its route, whose own validation answers (400 or 404 in the family's
+    // style). `/v1/verifications/addresses/` and `//v1/...` are the route without the extra slash.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // `/./api/me` is `/api/me`, as a browser would read it (the router matches paths literally).
+    rewriteUrl: resolveDotSegments,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     schemaController: lazySchemaController(),
@@ -112,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => database.protection.keyring?.close());
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
+  registerInputRules(app);
   registerSecurityHeaders(app, { contentSecurityPolicy: { directives: contentSecurity(config) } });
   const webApp = await registerWebApp(app);
   registerErrorHandling(app, { accepts: isWebAppPath, answer: webApp });
@@ -164,13 +170,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const live = options.liveRegistry ?? (await startRouter(app, options));
   const lookups = new IdentityLookups(database.db, { test: new SandboxRegistry(), live });
   await app.register(identityRoutes, { db: database.db, lookups });
-  await app.register(biometricsRoutes, { db: database.db, lookups, allowPrivateUrls: config.allowPrivateUrls, matcher: options.faceMatcher });
+  await app.register(biometricsRoutes, {
+    db: database.db,
+    lookups,
+    allowPrivateUrls: config.allowPrivateUrls,
+    faceMatchCaps: config.faceMatchCaps,
+    matcher: options.faceMatcher,
+  });
 
   // Field verifications: address and business records, the agents who visit, and their photos.
   const fileStore = openFileStore(config, database.protection);
   const urls = fileUrls(await loadSigningKey(database.db), config.publicUrl);
   await app.register(addressRoutes, { db: database.db, urls });
-  await app.register(businessRoutes, { db: database.db, urls });
+  await app.register(businessRoutes, { db: database.db, urls, registry: (mode) => lookups.registry(mode) });
   const fieldSources = [addressTaskSource(urls), businessTaskSource(urls)];
   await app.register(agentRoutes, { db: database.db, store: fileStore, sources: fieldSources });
   await app.register(fileRoutes, { db: database.db, store: fileStore, urls });

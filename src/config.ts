@@ -1,3 +1,5 @@
+import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -22,12 +24,20 @@ export interface Config {
   /** SMTP server for respondent emails (nodemailer URL); absent means the outbox table only. */
   smtpUrl: string | undefined;
   mailFrom: string;
+  /**
+   * VOUCH_MAIL_CAP_PER_HOUR: the most live-mode mails to third parties (respondent requests and
+   * team invitations) one organization may cause in any hour; a create past it answers 429.
+   */
+  mailCapPerHour: number;
   /** S3-compatible object store for uploaded photos; absent means files under the data folder. */
   s3: S3Config | undefined;
   /** The operator's bank account that customers fund their wallets into; absent until configured. */
   bank: BankDetails | undefined;
-  /** Behind a reverse proxy: take the client's address from X-Forwarded-For (per-IP limits need it). */
-  trustProxy: boolean;
+  /**
+   * VOUCH_TRUST_PROXY: the reverse proxies whose X-Forwarded-For is believed (per-address limits,
+   * sessions and the access log need the client's address). See TrustProxy.
+   */
+  trustProxy: TrustProxy;
   /**
    * VOUCH_ENCRYPTION_KEY: 32 bytes (64 hex digits, or base64): the key-encryption key of personal
    * data at rest (it wraps the data keys, docs/data-protection.md) and of upstream credentials.
@@ -43,7 +53,22 @@ export interface Config {
   rateLimits: { perSecret: number; perAddress: number };
   /** VOUCH_METRICS_TOKEN: the bearer token of `GET /metrics`; absent means no metrics route. */
   metricsToken: string | undefined;
+  /**
+   * Face matches in progress at once: per organization (VOUCH_FACE_MATCH_PER_ORG, default 2; past
+   * it 429) and in this process (VOUCH_FACE_MATCH_PER_PROCESS, default twice the CPU count; past it
+   * 503). A match holds the one face-model thread 0.1–0.4 s: a longer queue only delays every answer.
+   */
+  faceMatchCaps: { perOrg: number; perProcess: number };
 }
+
+/**
+ * Which proxies' X-Forwarded-For entries are believed; the client's address is the rightmost
+ * entry not added by one of them (anything to its left is what the client wrote). `false`: none,
+ * the connection's own address is the client's. A list: addresses, CIDRs and the names
+ * `loopback`, `linklocal`, `uniquelocal`. A number: that many proxies in front, whatever their
+ * addresses, safe only when nothing can reach the server except through them.
+ */
+export type TrustProxy = false | readonly string[] | number;
 
 export interface BankDetails {
   bankName: string;
@@ -126,12 +151,17 @@ export function loadConfig(env: Env = process.env): Config {
   const webhookRetentionDays = readInt(env, 'VOUCH_WEBHOOK_RETENTION_DAYS', 30, 1, 3650);
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   const mailFrom = env.MAIL_FROM || 'Vouch <no-reply@vouch.local>';
+  const mailCapPerHour = readInt(env, 'VOUCH_MAIL_CAP_PER_HOUR', 100, 1, 1_000_000);
   const s3 = readS3(env);
-  const trustProxy = readFlag(env, 'VOUCH_TRUST_PROXY', false);
+  const trustProxy = readTrustProxy(env, 'VOUCH_TRUST_PROXY');
   const bank = readBank(env);
   const encryptionKey = readEncryptionKey(env, 'VOUCH_ENCRYPTION_KEY');
   const encryptionKeyPrevious = readEncryptionKey(env, 'VOUCH_ENCRYPTION_KEY_PREVIOUS');
   const metricsToken = readToken(env, 'VOUCH_METRICS_TOKEN');
+  const faceMatchCaps = {
+    perOrg: readInt(env, 'VOUCH_FACE_MATCH_PER_ORG', 2, 1, 10_000),
+    perProcess: readInt(env, 'VOUCH_FACE_MATCH_PER_PROCESS', 2 * os.availableParallelism(), 1, 10_000),
+  };
   const rateLimits = { perSecret: readInt(env, 'VOUCH_RATE_LIMIT', 6_000, 1, 100_000_000), perAddress: readInt(env, 'VOUCH_RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000) };
   return {
     port,
@@ -148,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetentionDays,
     smtpUrl,
     mailFrom,
+    mailCapPerHour,
     s3,
     trustProxy,
     bank,
@@ -155,7 +186,53 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKeyPrevious,
     metricsToken,
     rateLimits,
+    faceMatchCaps,
   };
+}
+
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const TRUST_PROXY_FORMS = 'name the proxies: addresses or CIDRs, comma separated (e.g. 10.0.0.5,10.1.0.0/16), loopback, or the number of proxies in front (e.g. 1)';
+
+/**
+ * VOUCH_TRUST_PROXY. Off: empty, 0, false, off, no. A whole number: that many proxies in front
+ * (`1`, the value the docs used to give, is the one proxy it stood for). on/true/yes once trusted
+ * every sender, which let a client write its own address; they now mean `loopback`, a proxy on
+ * the same machine (the default HOST, 127.0.0.1, admits no other).
+ */
+function readTrustProxy(env: Env, name: string): TrustProxy {
+  const raw = env[name]?.trim() ?? '';
+  const word = raw.toLowerCase();
+  if (['', 'false', 'off', 'no'].includes(word)) return false;
+  if (['true', 'on', 'yes'].includes(word)) return ['loopback'];
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > 10) throw new ConfigError(name, `must be at most 10 proxies in front, got ${hops}; or ${TRUST_PROXY_FORMS}`);
+    return hops === 0 ? false : hops;
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (!PROXY_RANGE_NAMES.has(entry.toLowerCase()) && !isAddressRange(entry)) throw new ConfigError(name, `"${entry}" is not an address, a CIDR or loopback/linklocal/uniquelocal; ${TRUST_PROXY_FORMS}`);
+  }
+  return entries.map((entry) => (PROXY_RANGE_NAMES.has(entry.toLowerCase()) ? entry.toLowerCase() : entry));
+}
+
+/** An IP address, or a CIDR (`10.0.0.0/8`, `fd00::/8`, `10.0.0.0/255.0.0.0`) narrower than everything. */
+function isAddressRange(entry: string): boolean {
+  const [address = '', prefix, extra] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  if (family === 4 && net.isIPv4(prefix)) return /^1*0*$/.test(prefix.split('.').map((octet) => Number(octet).toString(2).padStart(8, '0')).join('')) && prefix !== '0.0.0.0';
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Fastify's `trustProxy` for the setting. A hop count becomes a function: Fastify's own number
+ * form trusts no hop at all.
+ */
+export function fastifyTrustProxy(setting: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting === false ? false : [...setting];
 }
 
 /** A shared secret set by the operator: long enough not to be guessed, printable, no spaces. */

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { registerAccessLogCommands } from './access-log/cli.js';
 import { registerAgentCommands } from './agents/cli.js';
+import { registerBackupCommands } from './cli/backup.js';
 import { registerOperatorCommands } from './console/cli.js';
 import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -213,6 +214,7 @@ export function buildCli(): Command {
   registerKeyCommands(program);
   registerAccessLogCommands(program);
   registerPrivacyCommands(program);
+  registerBackupCommands(program);
 
   return program;
 }

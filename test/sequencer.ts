@@ -6,7 +6,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * leaving one slow file alone at the tail. Vitest orders by the last run's durations when it has
  * them, but a fresh clone (CI) has none and would fall back to file size; this order holds either way.
  */
-const SLOW = /(^|\/)(cli|[\w-]+-cli|serve|registry-import|workers|crash|biometrics|router|rate-limit|auth-mail)\.test\.ts$|\/web\//;
+const SLOW = /(^|\/)(cli|[\w-]+-cli|serve|registry-import|workers|crash|biometrics|router|rate-limit(-processes)?|auth-mail)\.test\.ts$|\/web\//;
 
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -2,15 +2,18 @@ import type { Kysely } from 'kysely';
 import { renderNeighbor } from '../agents/render.js';
 import { maskIdentifier } from '../identities/lookups.js';
 import { namesMatch } from '../identities/matching.js';
-import type { DB, Mode } from '../platform/db/schema.js';
+import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { addressIdentityIndex, keyringOf } from '../platform/crypto/fields.js';
+import type { Scope } from '../platform/pagination.js';
 import { canonicalIdNumber, identityKey, type IdClass } from './input.js';
 import { renderAddress, type AddressRecord } from './render.js';
 
 /**
  * The address marketplace (spec: address by identity): the most recent VERIFIED address of a
- * person, verified for any organization in the caller's mode. Privacy rule (docs/addresses-and-
+ * person, verified for any organization in live mode; in test mode for the caller's organization
+ * only (sandbox addresses are whatever customers typed while integrating, real ones included, and
+ * anyone can get a test secret). Privacy rule (docs/addresses-and-
  * businesses.md): the caller must already know the person's id number and both names; only the
  * address, the visit's position, dates and status are shared, never the other organization's
  * reference, applicant phone, birth date, photo, neighbour or visit photos.
@@ -60,13 +63,14 @@ export function marketplaceSubject(query: MarketplaceQuery): string {
   return `${query.idType} ${maskIdentifier(query.idNumber.replace(/[\s-]+/g, ''))}`;
 }
 
-/** The most recent matching verified address in the mode, or undefined. */
-export async function findVerifiedAddress(db: Kysely<DB>, mode: Mode, query: MarketplaceQuery, now = new Date()): Promise<MarketplaceRecord | undefined> {
+/** The most recent matching verified address the caller may see (any organization's in live mode, its own in test mode), or undefined. */
+export async function findVerifiedAddress(db: Kysely<DB>, scope: Scope, query: MarketplaceQuery, now = new Date()): Promise<MarketplaceRecord | undefined> {
   const { months, idNumber } = checkMarketplaceQuery(query);
   const rows = await db
     .selectFrom('address_verifications')
     .selectAll()
-    .where('mode', '=', mode)
+    .where('mode', '=', scope.mode)
+    .$if(scope.mode === 'test', (qb) => qb.where('org_id', '=', scope.orgId))
     .where('status', '=', 'verified')
     .where('applicant_id_key', '=', addressIdentityIndex(keyringOf(db), identityKey(ID_CLASS[query.idType], idNumber)))
     .where('completed_at', '>=', monthsBefore(now, months))

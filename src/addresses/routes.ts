@@ -7,11 +7,12 @@ import { errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
 import { lookupConsent, recordLookupConsent } from '../consent/consent.js';
 import type { FileUrls } from '../files/urls.js';
 import { requireAuth } from '../platform/auth.js';
-import { chargeUsage, recordUsage } from '../platform/billing.js';
+import { chargeUsage, coversPrice, recordUsage } from '../platform/billing.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { keepAnswer } from '../platform/idempotency.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
-import { findVerifiedAddress, marketplaceSubject } from './marketplace.js';
+import { checkMarketplaceQuery, findVerifiedAddress, marketplaceSubject } from './marketplace.js';
 import * as S from './schemas.js';
 import {
   ADDRESS_BILLABLES,
@@ -53,8 +54,10 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
       },
     },
     async (request, reply) => {
-      const record = await createAddressForCaller(db, { ...scopeOf(request.auth), riskLevel: request.auth.riskLevel, consentRequired: request.auth.consentRequired }, request.body);
-      return reply.status(201).send({ status: 'success' as const, data: record });
+      void reply.status(201);
+      const caller = { ...scopeOf(request.auth), riskLevel: request.auth.riskLevel, consentRequired: request.auth.consentRequired };
+      const record = await createAddressForCaller(db, caller, request.body, (trx, created) => keepAnswer(trx, request, reply, { status: 'success', data: created }));
+      return reply.send({ status: 'success' as const, data: record });
     },
   );
 
@@ -127,26 +130,39 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
         operationId: 'lookupAddressByIdentity',
         summary: "Fetch a person's most recent verified address (address by identity)",
         description:
-          'Searches addresses verified for any account in the same mode within maxAddressAge months, for the given id number whose applicant names match. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found.',
+          "Searches addresses verified within maxAddressAge months for the given id number whose applicant names match: any account's in live mode, the caller's own in test mode. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found; a wallet short of the price is refused (402) before the search.",
         security,
         body: S.MarketplaceBody,
         response: { 200: success(S.MarketplaceRecord), ...errorsA(400, 401, 402, 404) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { auth } = request;
       const consent = lookupConsent(request);
-      const found = await findVerifiedAddress(db, auth.mode, request.body);
+      checkMarketplaceQuery(request.body);
       const usage = { ...scopeOf(auth), billable: ADDRESS_BILLABLES.address_marketplace, subject: marketplaceSubject(request.body) };
+      // Before the search: a wallet that cannot pay gets 402 whether or not an address exists.
+      if (!(await coversPrice(db, usage))) {
+        const usageId = await recordUsage(db, usage, 'insufficient_funds');
+        if (consent) await recordLookupConsent(db, auth.orgId, usageId, consent);
+        throw paymentRequired();
+      }
+      const found = await findVerifiedAddress(db, scopeOf(auth), request.body);
       if (!found) {
         const usageId = await recordUsage(db, usage, 'not_found');
         if (consent) await recordLookupConsent(db, auth.orgId, usageId, consent);
         throw new ApiError('NOT_FOUND_ERROR', 'Address not found: no verified address matches this identity within maxAddressAge');
       }
-      const charged = await chargeUsage(db, usage);
+      const answer = { status: 'success' as const, data: found };
+      // The charge and the Idempotency-Key's answer commit together: a retry is never charged twice.
+      const charged = await db.transaction().execute(async (trx) => {
+        const result = await chargeUsage(trx, usage);
+        if (result.paid) await keepAnswer(trx, request, reply, answer);
+        return result;
+      });
       if (consent) await recordLookupConsent(db, auth.orgId, charged.usageId, consent);
       if (!charged.paid) throw paymentRequired();
-      return { status: 'success' as const, data: found };
+      return answer;
     },
   );
 

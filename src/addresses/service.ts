@@ -184,11 +184,17 @@ export async function createAddressForCaller(
   db: Kysely<DB>,
   caller: Scope & { riskLevel: RiskLevel; consentRequired?: boolean },
   input: AddressVerificationInput,
+  /** More work in the create's transaction (the API keeps its Idempotency-Key's answer there). */
+  inTransaction?: (trx: Kysely<DB>, record: AddressRecord) => Promise<void>,
 ): Promise<AddressRecord> {
   requireMinimumRisk(caller.riskLevel, 'LOW', 'Address verification');
   const scope: Scope = { orgId: caller.orgId, mode: caller.mode };
   try {
-    return await db.transaction().execute((trx) => createAddressVerification(trx, scope, input, { chargeable: true, riskLevel: caller.riskLevel, consentRequired: caller.consentRequired ?? false }));
+    return await db.transaction().execute(async (trx) => {
+      const record = await createAddressVerification(trx, scope, input, { chargeable: true, riskLevel: caller.riskLevel, consentRequired: caller.consentRequired ?? false });
+      await inTransaction?.(trx, record);
+      return record;
+    });
   } catch (err) {
     if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
       await recordUsage(db, { ...scope, billable: ADDRESS_BILLABLES.address, subject: 'create' }, 'insufficient_funds');

@@ -7,6 +7,7 @@ import type { FileStore } from '../files/store.js';
 import { normalizePhone } from '../identities/matching.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { refuseControlCharacters, unreadableForm } from '../platform/input.js';
 import { reviewReasons } from './review.js';
 import { Enum, LooseBoolean, Opt, Str } from './schemas.js';
 import { findOpenTask, type FieldTask } from './service.js';
@@ -112,8 +113,9 @@ export async function acceptVisitReports(app: FastifyInstance): Promise<(request
       const code = (error as { code?: string }).code;
       if (code === 'FST_FILES_LIMIT') throw new ApiError('PAYLOAD_TOO_LARGE', `Send at most ${MAX_PHOTOS} photos`);
       if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') throw invalid('The form has too many fields');
-      throw error;
+      throw unreadableForm(error);
     }
+    refuseControlCharacters(fields, 'body');
     uploads.set(request, photos);
     request.body = fields;
   });

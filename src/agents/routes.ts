@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { logTaskAccess } from '../access-log/service.js';
 import type { FileStore } from '../files/store.js';
 import type { DB } from '../platform/db/schema.js';
+import { authenticatedBy } from '../platform/rate-limit.js';
 import { acceptVisitReports, fileVisitReport, openTaskOf, REPORT_DESCRIPTION, REPORT_LIMIT, ReportForm, startVisit, TaskParams } from './report.js';
 import { Enum, errorsA, Opt, Str, success } from './schemas.js';
 import { authenticateAgent, listAgents, openTasksOf, type AgentContext } from './service.js';
@@ -58,10 +59,13 @@ export async function agentRoutes(parent: FastifyInstance, { db, store, sources 
   // The same bearer scheme, with an agent credential (ak_...) instead of a customer secret.
   const security = [{ bearer: [] }];
 
-  // Who sends is known before any upload is read.
-  app.addHook('onRequest', async (request) => {
-    request.agent = await authenticateAgent(db, request.headers.authorization);
-  });
+  // Who sends is known before any upload is read; a refused credential counts against the client's address.
+  app.addHook(
+    'onRequest',
+    authenticatedBy(async (request) => {
+      request.agent = await authenticateAgent(db, request.headers.authorization);
+    }),
+  );
   const photosOf = await acceptVisitReports(app);
 
   app.get(

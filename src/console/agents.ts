@@ -173,6 +173,7 @@ export class ConsoleAgents {
     const expires = invitation.linkExpiresAt.toISOString().slice(0, 16).replace('T', ' ');
     return this.options.mail.queue(trx, {
       kind: 'agent_invitation',
+      expiresAt: invitation.linkExpiresAt,
       to: invitation.email,
       subject: 'Your Vouch field app account',
       text: [

@@ -184,6 +184,9 @@ export async function resendInvitation(
   if (!input.mailConfigured) {
     throw new ApiError('CONFLICT', 'No mail server is set (SMTP_URL): pass the link on by hand; `vouch outbox list` shows it');
   }
+  if (invitation.mode !== 'live') {
+    throw new ApiError('CONFLICT', 'This is a test-mode invitation: test mode never mails anyone, so the customer reads it in the portal\'s sandbox outbox');
+  }
   const message = await db
     .selectFrom('outbox_messages')
     .select(['id', 'recipient'])

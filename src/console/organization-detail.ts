@@ -3,6 +3,7 @@ import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js'
 import { ApiError } from '../platform/errors.js';
 import type { AccessRequestView } from '../portal/access/service.js';
 import type { UsageCounter } from '../portal/billing/usage.js';
+import type { WebhookSigning } from '../webhooks/endpoints.js';
 import type { Role } from '../portal/tables.js';
 import { cappedCount } from '../portal/verifications/counting.js';
 
@@ -17,6 +18,8 @@ export type WebhookState = 'no_endpoint' | 'idle' | 'healthy' | 'failing' | 'cir
 export interface WebhookHealth {
   mode: Mode;
   url: string | null;
+  /** How its deliveries are signed; null without an endpoint. */
+  signing: WebhookSigning | null;
   state: WebhookState;
   /** Failed attempts since the last successful one (within the window). */
   consecutiveFailures: number;
@@ -155,7 +158,7 @@ export async function webhookHealth(db: Kysely<DB>, orgId: string, mode: Mode): 
     db
       .selectFrom('webhook_endpoints as e')
       .leftJoin('webhook_circuits as c', 'c.url', 'e.url')
-      .select(['e.url', 'c.opened_at', 'c.probe_at'])
+      .select(['e.url', 'e.signing', 'c.opened_at', 'c.probe_at'])
       .where('e.org_id', '=', orgId)
       .where('e.mode', '=', mode)
       .executeTakeFirst(),
@@ -209,6 +212,7 @@ export async function webhookHealth(db: Kysely<DB>, orgId: string, mode: Mode): 
   return {
     mode,
     url: endpoint?.url ?? null,
+    signing: endpoint?.signing ?? null,
     state,
     consecutiveFailures: failures,
     circuit,

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { isUuid } from '../accounts/service.js';
 import { ApiError } from '../platform/errors.js';
 import { AccessRequest } from '../portal/access/routes.js';
+import { audit } from '../portal/audit.js';
 import { dayRange, lagosDate } from '../portal/billing/calendar.js';
 import { BILLABLES, changePrice, MAX_PRICE, priceList } from '../portal/billing/checks.js';
 import { CSV_BATCH, ledgerCsv, operatorLedgerPage } from '../portal/billing/ledger.js';
@@ -13,9 +14,11 @@ import { UsageCounter } from '../portal/billing/usage.js';
 import { requireSession } from '../portal/guard.js';
 import type { AreaOptions } from '../portal/plugin.js';
 import { Nullable, OrgParams, PayloadType, PortalPage, portalErrors, RiskLevel, Role, sessionSecurity } from '../portal/schemas.js';
+import { WebhookSigning } from '../portal/webhooks/routes.js';
+import { setWebhookSigning, WebhookEndpointError } from '../webhooks/endpoints.js';
 import { operatorActor, requireOperator } from './guard.js';
 import { MAX_ADJUSTMENT, MAX_ADJUSTMENT_REASON, WalletAdjustments } from './money.js';
-import { HEALTH_WINDOW, organizationDetail } from './organization-detail.js';
+import { HEALTH_WINDOW, organizationDetail, webhookHealth } from './organization-detail.js';
 import { CONSOLE_TAG } from './routes.js';
 
 const Mode = Type.Union([Type.Literal('test'), Type.Literal('live')]);
@@ -35,6 +38,7 @@ const Tally = { count: Type.Integer(), amount: Kobo('Charged') };
 const WebhookHealth = Type.Object({
   mode: Mode,
   url: Nullable(Type.String()),
+  signing: Nullable(WebhookSigning),
   state: Type.Union([Type.Literal('no_endpoint'), Type.Literal('idle'), Type.Literal('healthy'), Type.Literal('failing'), Type.Literal('circuit_open')], {
     description: `circuit_open: a delivery worker opened the URL's breaker and holds its deliveries until a probe; failing: its latest attempts failed; idle: no attempts among its newest ${HEALTH_WINDOW} deliveries`,
   }),
@@ -120,6 +124,38 @@ export async function consoleOrganizationRoutes(parent: FastifyInstance, { db, c
       },
     },
     async (request) => organizationDetail(db, usage, await existing(request.params.orgId)),
+  );
+
+  app.put(
+    '/console/organizations/:orgId/webhooks/:mode/signing',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleSetWebhookSigning',
+        summary: "Change how the organization's endpoint of a mode signs its deliveries (standard, verifyme or both)",
+        description: 'The next attempt of every delivery, retries too, is signed the new way. Audited with the signing before and after. 404 when the mode has no endpoint.',
+        security: sessionSecurity,
+        params: Type.Object({ orgId: Type.String(), mode: Mode }),
+        body: Type.Object({ signing: WebhookSigning }, { additionalProperties: false }),
+        response: { 200: WebhookHealth, ...portalErrors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const orgId = await existing(request.params.orgId);
+      const { mode } = request.params;
+      const actor = operatorActor(request);
+      try {
+        await setWebhookSigning(db, { orgId, mode }, request.body.signing, {
+          within: (trx, { before, after }) =>
+            audit(trx, { orgId, actor, action: 'webhook.signing_set', target: `${mode} webhook`, before: { signing: before?.signing ?? null }, after: { signing: after.signing } }),
+        });
+      } catch (err) {
+        if (err instanceof WebhookEndpointError) throw new ApiError('NOT_FOUND_ERROR', `organization ${orgId} has no ${mode} webhook endpoint`);
+        throw err;
+      }
+      return webhookHealth(db, orgId, mode);
+    },
   );
 
   app.get(

@@ -1,7 +1,7 @@
 import { normalizePhone, parseDate } from '../identities/matching.js';
 import { compareDates, inPast, isoDate } from '../respondents/fields.js';
 import type { FormFields, PageResult, RespondentHandler } from '../respondents/handler.js';
-import { html, layout, type SafeHtml } from '../respondents/html.js';
+import { html, type SafeHtml } from '../respondents/html.js';
 import type { RespondentLink } from '../respondents/links.js';
 import { closedPage, formatDay, thanksPage, unknownLinkPage, usedLinkPage, withdrawnPage } from '../respondents/pages.js';
 import { claimedPeriod, employeeName } from './messages.js';
@@ -96,7 +96,7 @@ ${input('attestatorContact', 'Your email or phone', v('attestatorContact'))}
 <label class="choice"><input type="checkbox" name="consent" value="yes"${values.consent === 'yes' ? html` checked` : ''}> <span>I am authorised by ${row.employer_name} to give this information, and it is accurate.</span></label>
 <button type="submit">Send my answer</button>
 </form>`;
-  return { status, html: layout(`Employment reference for ${employee}`, body) };
+  return { status, title: `Employment reference for ${employee}`, body };
 }
 
 function field(form: FormFields, name: string, max = 200): string | undefined {

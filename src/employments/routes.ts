@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { keepAnswer } from '../platform/idempotency.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
 import { parseId } from '../respondents/fields.js';
 import { Cancelled, CompleteBody, IdParam, list, success, workflowErrors } from '../respondents/schemas.js';
@@ -44,10 +45,12 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
         operationId: 'createEmploymentVerification',
         summary: 'Create an employment verification (addition)',
         description:
-          "The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price.",
+          "The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price. " +
+          "Test mode never emails the employer: the message waits in the organization's sandbox outbox (portal). " +
+          'Live mode answers 429 with Retry-After, creating and charging nothing, past the hourly cap of mails to third parties.',
         security,
         body: CreateEmploymentBody,
-        response: { 201: success(EmploymentRecord), ...workflowErrors(400, 402, 409) },
+        response: { 201: success(EmploymentRecord), ...workflowErrors(400, 402, 409, 429) },
       },
       preValidation: async (request) => {
         request.body ??= {} as never;
@@ -55,8 +58,9 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     },
     async (request, reply) => {
       const input = validateEmployment(request.body, request.auth.riskLevel, respondents.now(), request.auth.consentRequired);
-      const record = await service.create(request.auth, input);
-      return reply.status(201).send({ status: 'success', data: record });
+      void reply.status(201);
+      const record = await service.create(request.auth, input, (trx, created) => keepAnswer(trx, request, reply, { status: 'success', data: created }));
+      return reply.send({ status: 'success', data: record });
     },
   );
 

@@ -75,11 +75,13 @@ export class EmploymentService {
   ) {}
 
   /** Creates the verification, the employer's link and message, and charges a live wallet, in one transaction. */
-  async create(auth: AuthContext, input: EmploymentInput): Promise<EmploymentRecordData> {
+  async create(auth: AuthContext, input: EmploymentInput, inTransaction?: (trx: Kysely<DB>, record: EmploymentRecordData) => Promise<void>): Promise<EmploymentRecordData> {
     const scope: Scope = { orgId: auth.orgId, mode: auth.mode };
     const now = this.respondents.now();
-    const { row, messageId } = await this.db.transaction().execute(async (trx) => {
+    const { row, message } = await this.db.transaction().execute(async (trx) => {
       if (await referenceTaken(trx, scope, input.reference)) throw duplicate(input.reference);
+      // Past the live mail cap nothing is charged or stored (429): the allowance comes first.
+      const allowance = await this.respondents.allowMessage(trx, scope, 'employer_request');
       // The wallet row first, then the list counter: the order every create takes its locks in.
       const usage = await chargeUsage(trx, { ...scope, billable: EMPLOYMENT_BILLABLES.employment, subject: `reference ${input.reference}` });
       if (!usage.paid) throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
@@ -92,7 +94,7 @@ export class EmploymentService {
         throw err;
       }
       const organization = await organizationName(trx, scope.orgId);
-      const messageId = await this.respondents.invite(trx, {
+      const message = await this.respondents.invite(trx, allowance, {
         kind: 'employer',
         messageKind: 'employer_request',
         scope,
@@ -112,9 +114,10 @@ export class EmploymentService {
             expiresAt,
           ),
       });
-      return { row: created, messageId };
+      await inTransaction?.(trx, renderEmployment(created));
+      return { row: created, message };
     });
-    this.respondents.dispatch([messageId]);
+    this.respondents.dispatch([message]);
     return renderEmployment(row);
   }
 

@@ -1,7 +1,7 @@
 import { parseDate } from '../identities/matching.js';
 import { inPast } from '../respondents/fields.js';
 import type { FormFields, PageResult, RespondentHandler } from '../respondents/handler.js';
-import { html, layout, type SafeHtml } from '../respondents/html.js';
+import { html, type SafeHtml } from '../respondents/html.js';
 import type { RespondentLink } from '../respondents/links.js';
 import { closedPage, formatDay, thanksPage, unknownLinkPage, usedLinkPage, withdrawnPage } from '../respondents/pages.js';
 import { compactIdNumber, GUARANTOR_ID_TYPES } from './id-check.js';
@@ -56,7 +56,7 @@ ${
 <input type="text" id="dob" name="dob" value="${value('dob')}" placeholder="DD-MM-YYYY">
 <button type="submit">Send my answer</button>
 </form>`;
-  return { status, html: layout(`Guarantor request for ${applicant}`, body) };
+  return { status, title: `Guarantor request for ${applicant}`, body };
 }
 
 /** Reads the form; the problems are shown on the form again, nothing is recorded. */

@@ -8,6 +8,7 @@ import type { IdentityLookups } from '../identities/lookups.js';
 import { requireAuth } from '../platform/auth.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { keepAnswer } from '../platform/idempotency.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
 import { parseId, requireMinimumLevel } from '../respondents/fields.js';
 import { Cancelled, CompleteBody, IdParam, list, success, workflowErrors } from '../respondents/schemas.js';
@@ -73,10 +74,12 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
           summary: 'Create a guarantor verification',
           description:
             'The guarantor receives a link (email, or the outbox) to accept or decline and to confirm their identity with an ID of an accepted type. ' +
-            'Needs an account risk level of LOW or higher. Live mode charges the guarantor price.',
+            'Needs an account risk level of LOW or higher. Live mode charges the guarantor price. ' +
+            "Test mode never emails the guarantor: the message waits in the organization's sandbox outbox (portal). " +
+            'Live mode answers 429 with Retry-After, creating and charging nothing, past the hourly cap of mails to third parties.',
           security,
           body: CreateGuarantorBody,
-          response: { 201: success(GuarantorRecord), ...workflowErrors(400, 402, 403, 409) },
+          response: { 201: success(GuarantorRecord), ...workflowErrors(400, 402, 403, 409, 429) },
         },
         // The account's level is checked before the body: a NONE account learns that first.
         preValidation: async (request) => {
@@ -86,8 +89,9 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
       },
       async (request, reply) => {
         const input = validateGuarantor(request.body, request.auth.riskLevel, respondents.now(), request.auth.consentRequired);
-        const record = await service.create(request.auth, input);
-        return reply.status(201).send({ status: 'success', data: record });
+        void reply.status(201);
+        const record = await service.create(request.auth, input, (trx, created) => keepAnswer(trx, request, reply, { status: 'success', data: created }));
+        return reply.send({ status: 'success', data: record });
       },
     );
 

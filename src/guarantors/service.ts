@@ -141,11 +141,13 @@ export class GuarantorService {
    * Creates the verification, its address verification (verifyAddress), the guarantor's link and
    * message, and charges a live wallet, all in one transaction: a 402 or 409 leaves nothing.
    */
-  async create(auth: AuthContext, input: GuarantorInput): Promise<GuarantorRecordData> {
+  async create(auth: AuthContext, input: GuarantorInput, inTransaction?: (trx: Transaction<DB>, record: GuarantorRecordData) => Promise<void>): Promise<GuarantorRecordData> {
     const scope: Scope = { orgId: auth.orgId, mode: auth.mode };
     const now = this.now();
-    const { row, messageId } = await this.db.transaction().execute(async (trx) => {
+    const { row, message } = await this.db.transaction().execute(async (trx) => {
       if (await referenceTaken(trx, scope, input.reference)) throw duplicate(input.reference);
+      // Past the live mail cap nothing is charged or stored (429): the allowance comes first.
+      const allowance = await this.deps.respondents.allowMessage(trx, scope, 'guarantor_request');
       // The wallet row first, then the list counters: the order every create takes its locks in.
       const usage = await chargeUsage(trx, { ...scope, billable: GUARANTOR_BILLABLES.guarantor, subject: `reference ${input.reference}` });
       if (!usage.paid) throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
@@ -159,7 +161,7 @@ export class GuarantorService {
       }
       if (input.verifyAddress) created = await this.createAddress(trx, scope, created, input, now);
       const organization = await organizationName(trx, scope.orgId);
-      const messageId = await this.deps.respondents.invite(trx, {
+      const message = await this.deps.respondents.invite(trx, allowance, {
         kind: 'guarantor',
         messageKind: 'guarantor_request',
         scope,
@@ -172,9 +174,10 @@ export class GuarantorService {
             expiresAt,
           ),
       });
-      return { row: created, messageId };
+      await inTransaction?.(trx, renderGuarantor(created));
+      return { row: created, message };
     });
-    this.deps.respondents.dispatch([messageId]);
+    this.deps.respondents.dispatch([message]);
     return renderGuarantor(row);
   }
 

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
-import { recordUsage, type Billable } from '../platform/billing.js';
+import { chargeUsage, coversPrice, recordUsage, type Billable } from '../platform/billing.js';
 import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { heldKey } from '../platform/idempotency.js';
 import { metrics } from '../platform/metrics.js';
 import { WalletCharger } from '../platform/wallet-charger.js';
 import { recordLookupConsent, type Consent } from '../consent/consent.js';
@@ -49,6 +50,13 @@ export function requireRiskFields(riskLevel: RiskLevel, body: Partial<Record<'fi
 export function maskIdentifier(value: string): string {
   if (value.length <= 6) return '*'.repeat(value.length);
   return `${value.slice(0, 3)}${'*'.repeat(value.length - 5)}${value.slice(-2)}`;
+}
+
+/** A lookup refused because too many of its kind are in progress (face matches: 429, 503); counted as `busy`. */
+export class LookupBusy extends ApiError {}
+
+function paymentRequired(): ApiError {
+  return new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
 }
 
 export interface LookupRequest<R> {
@@ -112,40 +120,59 @@ export class IdentityLookups {
 
   /**
    * Finds the record in the caller's mode's registry, records the lookup, and charges a live
-   * success. Not found is recorded, not charged; a wallet short of the price answers 402. The
-   * usage row notes the answering source and the registry latency.
+   * success. A live wallet short of the price answers 402 before anything is looked up, so an
+   * account that cannot pay learns nothing about the number and costs no upstream call; the
+   * charge after the lookup checks again (a concurrent charge may have emptied the wallet
+   * meanwhile: 402 then too). Not found is recorded, not charged. The usage row notes the
+   * answering source and the registry latency.
+   *
+   * With an Idempotency-Key, the charge marks the key committed in its own transaction (not the
+   * batched one): a retry after this process died before answering finds the lookup paid for, and
+   * looks up again without charging (docs/idempotency.md).
    */
   async run<R>(auth: AuthContext, request: LookupRequest<R>): Promise<R> {
     const count = (outcome: string) => metrics.lookups.inc({ type: request.billable.type, mode: auth.mode, outcome });
+    const work = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
+    const key = heldKey();
+    const paidFor = key?.committed === true;
+    if (!paidFor && !(await coversPrice(this.db, work))) {
+      const usageId = await recordUsage(this.db, work, 'insufficient_funds');
+      if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
+      count('insufficient_funds');
+      throw paymentRequired();
+    }
     const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache);
     let record: R | undefined;
     try {
-      // A 503 (no upstream could answer) leaves here: no usage row, no charge.
+      // A 503 (no upstream could answer) or a refused face match (429, 503) leaves here: no usage row, no charge.
       record = await request.find(registry);
     } catch (err) {
-      count(err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');
+      count(err instanceof LookupBusy ? 'busy' : err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');
       throw err;
     }
-    const usage = {
-      orgId: auth.orgId,
-      mode: auth.mode,
-      billable: request.billable,
-      subject: maskIdentifier(request.identifier),
-      source: trace.source,
-      latencyMs: Math.round(trace.latencyMs),
-    };
+    const usage = { ...work, source: trace.source, latencyMs: Math.round(trace.latencyMs) };
     if (record === undefined) {
       const usageId = await recordUsage(this.db, usage, 'not_found');
       if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
       count('not_found');
       throw request.notFound();
     }
-    const charged = await this.charger.charge(usage);
+    if (paidFor) {
+      count('success');
+      return record;
+    }
+    const charged = key
+      ? await this.db.transaction().execute(async (trx) => {
+          const result = await chargeUsage(trx, usage);
+          if (result.paid) await key.markCommitted(trx);
+          return result;
+        })
+      : await this.charger.charge(usage);
     // Off the batched charge (0014): one more insert, and only for a lookup that carried consent.
     if (request.consent) await recordLookupConsent(this.db, auth.orgId, charged.usageId, request.consent);
     if (!charged.paid) {
       count('insufficient_funds');
-      throw new ApiError('PAYMENT_REQUIRED', 'Insufficient balance: the account must be funded before this verification can run');
+      throw paymentRequired();
     }
     count('success');
     return record;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB, Mode, PayloadType, RiskLevel } from './db/schema.js';
 import { ApiError } from './errors.js';
+import { authenticatedBy } from './rate-limit.js';
 import { hashSecret, parseSecret } from './secrets.js';
 
 export interface AuthContext {
@@ -67,11 +68,27 @@ function noteUse(db: Kysely<DB>, secretId: string): void {
     .catch(() => undefined);
 }
 
-/** Resolves `Authorization: Bearer <secret>` to the organization and the mode, or throws 401/403. */
-export async function authenticate(db: Kysely<DB>, header: string | undefined): Promise<AuthContext> {
-  if (!header) throw new ApiError('ACCESS_DENIED', 'Missing Authorization header; send "Authorization: Bearer <secret>"');
-  const secret = BEARER.exec(header)?.[1];
-  if (!secret) throw new ApiError('ACCESS_DENIED', 'Malformed Authorization header; send "Authorization: Bearer <secret>"');
+/**
+ * The secret a request carries, as clients in the wild send it: `Authorization: Bearer <secret>`
+ * (the documented form), the header named `Authentication` as some of the spec's tables call it,
+ * and one of our secrets (`sk_test_…`/`sk_live_…`) without the scheme. `Authorization` decides
+ * when both headers are sent. Undefined when there is no header; null when it holds nothing we read.
+ */
+export function presentedSecret(headers: FastifyRequest['headers']): string | null | undefined {
+  const raw = headers.authorization ?? headers.authentication;
+  const header = Array.isArray(raw) ? raw[0] : raw;
+  if (!header) return undefined;
+  const bearer = BEARER.exec(header)?.[1];
+  if (bearer) return bearer;
+  const bare = header.trim();
+  return parseSecret(bare) ? bare : null;
+}
+
+/** Resolves the request's API secret (see presentedSecret) to the organization and the mode, or throws 401/403. */
+export async function authenticate(db: Kysely<DB>, headers: FastifyRequest['headers']): Promise<AuthContext> {
+  const secret = presentedSecret(headers);
+  if (secret === undefined) throw new ApiError('ACCESS_DENIED', 'Missing Authorization header; send "Authorization: Bearer <secret>"');
+  if (secret === null) throw new ApiError('ACCESS_DENIED', 'Malformed Authorization header; send "Authorization: Bearer <secret>"');
   const parsed = parseSecret(secret);
   if (!parsed) throw new ApiError('ACCESS_DENIED', 'Invalid API secret');
   const hash = hashSecret(secret);
@@ -98,9 +115,9 @@ export async function authenticate(db: Kysely<DB>, header: string | undefined): 
   return context;
 }
 
-/** A preHandler that authenticates the request and attaches `request.auth`. */
+/** A hook that authenticates the request and attaches `request.auth`; a refused secret counts against the client's address. */
 export function requireAuth(db: Kysely<DB>) {
-  return async (request: FastifyRequest): Promise<void> => {
-    request.auth = await authenticate(db, request.headers.authorization);
-  };
+  return authenticatedBy(async (request: FastifyRequest) => {
+    request.auth = await authenticate(db, request.headers);
+  });
 }

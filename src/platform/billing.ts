@@ -64,6 +64,28 @@ export async function chargeUsage(db: Kysely<DB>, input: UsageInput, outcome = '
   return { usageId: row.id, paid, price: row.price };
 }
 
+/**
+ * Whether the wallet holds the price of the work now; test mode always does. Identity lookups ask
+ * before the work: an account that cannot pay must get one answer (402) whatever the number, and
+ * must not cost an upstream call or a face match. Only a look: the charge after the work checks
+ * the balance again under the wallet's row lock, so concurrent work can never overdraw it.
+ */
+export async function coversPrice(db: Kysely<DB>, work: Pick<UsageInput, 'orgId' | 'mode' | 'billable'>): Promise<boolean> {
+  if (work.mode === 'test') return true;
+  const wallet = await db
+    .selectFrom('organizations as o')
+    .select((eb) =>
+      eb(
+        'o.balance',
+        '>=',
+        eb.fn.coalesce(eb.selectFrom('prices').select('amount').where('type', '=', work.billable.type), eb.val(work.billable.defaultPrice)),
+      ).as('covered'),
+    )
+    .where('o.id', '=', work.orgId)
+    .executeTakeFirst();
+  return Boolean(wallet?.covered);
+}
+
 /** A live charge in the metrics (counted when its statement ran; a rare rollback after it is not taken back). */
 export function countCharge(type: string, price: number): void {
   metrics.walletCharges.inc({ type });

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { decodedPath, routedPath } from './routed-path.js';
 
 /** The closed set of error codes a handler may throw, with their HTTP status. */
 const STATUS = {
@@ -63,9 +64,12 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = Object.fromEntries(
 );
 CODE_BY_STATUS[400] = 'BAD_REQUEST';
 
-/** Identity endpoints (with the `/v1`-less biometrics alias) answer style B; everything else style A. */
-export function errorStyleFor(url: string): 'A' | 'B' {
-  return /^\/(v1\/)?verifications\/identities(\/|\?|$)/.test(url) || /^\/identities(\/|\?|$)/.test(url) ? 'B' : 'A';
+/**
+ * Identity endpoints (with the `/v1`-less biometrics alias) answer style B; everything else style
+ * A. `path` is the routed path (src/platform/routed-path.ts), or a decoded request line.
+ */
+export function errorStyleFor(path: string): 'A' | 'B' {
+  return /^\/(v1\/)?verifications\/identities(\/|\?|$)/.test(path) || /^\/identities(\/|\?|$)/.test(path) ? 'B' : 'A';
 }
 
 export function renderError(style: ErrorStyle, statusCode: number, code: ErrorCode, message: unknown) {
@@ -93,13 +97,14 @@ export function mapDatabaseError(err: unknown): ApiError | undefined {
       return new ApiError('CONFLICT', 'A record with the same unique value already exists');
     case '23503':
       return new ApiError('BAD_REQUEST', 'The request refers to a record that does not exist');
-    case '22P02':
-    case '22003':
-    case '22007':
-    case '22008':
-      return new ApiError('BAD_REQUEST', 'A value in the request has the wrong format or is out of range');
+    case '22001':
+      return new ApiError('BAD_REQUEST', 'A value in the request is longer than the field takes');
+    case '22021':
+    case '22P05':
+      return new ApiError('BAD_REQUEST', 'A value in the request holds characters that cannot be stored');
     default:
-      return undefined;
+      // Class 22 (data exception) is a value the database refused: the request's, never a failure of ours.
+      return code.startsWith('22') ? new ApiError('BAD_REQUEST', 'A value in the request has the wrong format or is out of range') : undefined;
   }
 }
 
@@ -152,7 +157,7 @@ function sendError(error: FastifyError | ApiError, request: FastifyRequest, repl
     // Unexpected failures answer style A everywhere, with the detail only in the log.
     return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));
   }
-  const style: ErrorStyle = apiError.options.style ?? errorStyleFor(request.url);
+  const style: ErrorStyle = apiError.options.style ?? errorStyleFor(routedPath(request));
   const message = apiError.options.violations ?? apiError.message;
   return reply.status(apiError.statusCode).send(renderError(style, apiError.statusCode, apiError.code, message));
 }
@@ -194,7 +199,7 @@ export function clientErrorHandler(error: ConnectionError, socket: Socket): void
   // Node hands over the bytes it was parsing as a Buffer (Fastify's type shows its JSON form).
   const raw: unknown = error.rawPacket;
   const requestLine = /^[A-Z]+ (\/\S*)/.exec(Buffer.isBuffer(raw) ? raw.toString('latin1', 0, 512) : '');
-  const style = requestLine?.[1] ? errorStyleFor(requestLine[1]) : 'A';
+  const style = requestLine?.[1] ? errorStyleFor(decodedPath(requestLine[1])) : 'A';
   const body = JSON.stringify(renderError(style, status, code, message));
   if (socket.writable) {
     socket.write(
@@ -216,7 +221,7 @@ export function registerErrorHandling(app: FastifyInstance, fallback?: NotFoundF
 
   app.setNotFoundHandler((request, reply) => {
     if (fallback?.accepts(request)) return fallback.answer(request, reply);
-    const style = errorStyleFor(request.url);
+    const style = errorStyleFor(routedPath(request));
     const message = `Route ${request.method} ${echoPath(request.url)} not found`;
     return reply.status(404).send(renderError(style, 404, 'NOT_FOUND_ERROR', message));
   });

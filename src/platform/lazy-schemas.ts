@@ -1,6 +1,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
+import { textToTypeValidator } from './body-types.js';
 
 type Validate = ((data: unknown, context?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
 type Serialize = (data: unknown) => string;
@@ -18,10 +19,14 @@ export function lazySchemaController(): NonNullable<FastifyServerOptions['schema
     compilersFactory: {
       buildValidator(externalSchemas: unknown, options: unknown) {
         const build = validators(externalSchemas as never, options as never) as (route: unknown) => Validate;
+        const ajv = options as { customOptions?: object } | undefined;
+        const strictOptions = { ...ajv, customOptions: { ...ajv?.customOptions, coerceTypes: false } };
+        const buildStrict = validators(externalSchemas as never, strictOptions as never) as (route: unknown) => Validate;
         return (route: unknown) => {
           let compiled: Validate | undefined;
           const validate: Validate = (data, context) => {
-            compiled ??= build(route);
+            // Bodies convert only text to the field's type (src/platform/body-types.ts).
+            compiled ??= (route as { httpPart?: string }).httpPart === 'body' ? textToTypeValidator(buildStrict(route), build(route)) : build(route);
             const result = compiled(data, context);
             validate.errors = compiled.errors;
             return result;

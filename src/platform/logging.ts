@@ -27,13 +27,19 @@ function redactText(text: string): string {
   return redacted + redactValues(unlinked.slice(from));
 }
 
+/** A percent-encoded unreserved character (RFC 3986 2.3): the same URL as the character itself. */
+const ENCODED_UNRESERVED = /%(3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2D|2E|5F|7E)/gi;
+
 /**
  * URLs carry identity numbers and phones (`/identities/bvn/:ref`, `/nin_phone/:ref`) and bearer-like
  * tokens (`/respond/:token`, a file link's `?signature=`); the log keeps the route's shape and none
- * of them. Query strings are dropped whole for the same reason.
+ * of them. Query strings are dropped whole for the same reason. Encoded unreserved characters are
+ * decoded first (the router reads `%32` as `2` and `%76` as `v`), so an encoded number or path is
+ * redacted like a plain one.
  */
 export function redactUrl(url: string): string {
-  return redactText(url.replace(QUERY, '?[redacted]').replace(IDENTITY_PATH, '$1[redacted]'));
+  const plain = url.replace(QUERY, '?[redacted]').replace(ENCODED_UNRESERVED, (encoded) => String.fromCharCode(parseInt(encoded.slice(1), 16)));
+  return redactText(plain.replace(IDENTITY_PATH, '$1[redacted]'));
 }
 
 interface SerializableError {
@@ -75,4 +81,38 @@ export function loggerOptions(level: string, stream?: DestinationStream): Fastif
   };
   if (stream) options.stream = stream;
   return options as FastifyServerOptions['logger'];
+}
+
+/**
+ * Standard output and error as a long-running process (`vouch serve`, `vouch worker`) uses them.
+ * Log lines go to `process.stdout`, not to pino's default destination: that one writes from the
+ * thread pool and, at exit, flushes synchronously, retrying a failed write every 100 ms for ever,
+ * so a server whose log reader had gone (EPIPE) never exited after SIGTERM (issue 19, item 10),
+ * and one whose reader stopped reading blocked `process.exit` on the stuck write. Node's stream
+ * writes a pipe from the event loop without blocking and never at exit: a reader that went away
+ * costs the lines it did not read, never the process. Errors on either stream are ignored for the
+ * same reason: there is nowhere left to report them.
+ */
+export function processOutput(): { stream: DestinationStream; drain(timeoutMs: number): Promise<void> } {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.listenerCount('error') === 0) stream.on('error', () => {});
+  }
+  return {
+    stream: process.stdout,
+    /** Waits until what was written has gone out (or the stream has failed), at most `timeoutMs`. */
+    drain: (timeoutMs) =>
+      new Promise((resolve) => {
+        const out = process.stdout;
+        if (out.writableLength === 0 || out.destroyed) return resolve();
+        const finish = () => {
+          clearTimeout(timer);
+          out.off('drain', finish);
+          out.off('close', finish);
+          resolve();
+        };
+        const timer = setTimeout(finish, timeoutMs);
+        out.once('drain', finish);
+        out.once('close', finish);
+      }),
+  };
 }

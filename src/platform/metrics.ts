@@ -134,13 +134,13 @@ function appRegistry(database: Database): client.Registry {
   });
   new client.Gauge({
     name: 'vouch_mail_outbox_unsent',
-    help: 'Respondent emails in the outbox not sent yet, by whether the last try failed',
+    help: 'Live respondent emails in the outbox not sent yet, by whether the last try failed (test-mode messages are never sent)',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
       const { rows } = await sql<{ waiting: number; failed: number }>`
         select count(*) filter (where error is null)::int as waiting, count(*) filter (where error is not null)::int as failed
-        from outbox_messages where sent_at is null`.execute(db);
+        from outbox_messages where sent_at is null and mode = 'live'`.execute(db);
       this.set({ state: 'waiting' }, rows[0]?.waiting ?? 0);
       this.set({ state: 'failed' }, rows[0]?.failed ?? 0);
     },

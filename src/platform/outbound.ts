@@ -7,14 +7,50 @@ export class OutboundUrlError extends Error {
   override name = 'OutboundUrlError';
 }
 
-/** Loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved: anything but public unicast. */
+const v6 = (cidr: string) => ipaddr.IPv6.parseCIDR(cidr);
+
+/** The only IPv6 space routed on the public internet (RFC 4291 2.4): everything else is local or reserved. */
+const GLOBAL_UNICAST = v6('2000::/3');
+
+/** The IPv4 address held by `bytes[at..at+4]`, its bits flipped when `flip` (Teredo's client). */
+function ipv4At(bytes: readonly number[], at: number, flip = false): ipaddr.IPv4 {
+  return new ipaddr.IPv4(bytes.slice(at, at + 4).map((byte) => (flip ? byte ^ 0xff : byte)));
+}
+
+/**
+ * IPv6 forms that stand for IPv4 addresses, and where the IPv4 address sits: a stack (or a
+ * translator on the way) may deliver a connection to them at that IPv4 address, so they are
+ * judged as it. The local-use NAT64 prefix (RFC 8215) embeds by the network's own rules and is
+ * never public: it has no entry and falls to the global-unicast test.
+ */
+const EMBEDDINGS: readonly { range: [ipaddr.IPv6, number]; ipv4: (bytes: readonly number[]) => ipaddr.IPv4[] }[] = [
+  // IPv4-mapped ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96 (SIIT) and IPv4-compatible ::/96 (deprecated).
+  { range: v6('::ffff:0:0/96'), ipv4: (bytes) => [ipv4At(bytes, 12)] },
+  { range: v6('::ffff:0:0:0/96'), ipv4: (bytes) => [ipv4At(bytes, 12)] },
+  { range: v6('::/96'), ipv4: (bytes) => [ipv4At(bytes, 12)] },
+  // NAT64, well-known prefix (RFC 6052).
+  { range: v6('64:ff9b::/96'), ipv4: (bytes) => [ipv4At(bytes, 12)] },
+  // 6to4 (RFC 3056): 2002:AABB:CCDD::/48.
+  { range: v6('2002::/16'), ipv4: (bytes) => [ipv4At(bytes, 2)] },
+  // Teredo (RFC 4380): the server's address, and the client's with its bits flipped.
+  { range: v6('2001::/32'), ipv4: (bytes) => [ipv4At(bytes, 4), ipv4At(bytes, 12, true)] },
+];
+
+/**
+ * Loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved: anything but
+ * public unicast. An IPv6 address that embeds an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo)
+ * is judged by the IPv4 address; any other IPv6 address must be global unicast (2000::/3).
+ */
 export function isPrivateAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
-  return parsed.range() !== 'unicast';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  // A zone (fe80::1%eth0) scopes the address to one link.
+  if (ipv6.zoneId) return true;
+  const embedding = EMBEDDINGS.find(({ range }) => ipv6.match(range));
+  if (embedding) return embedding.ipv4(ipv6.toByteArray()).some((ipv4) => ipv4.range() !== 'unicast');
+  return !ipv6.match(GLOBAL_UNICAST) || ipv6.range() !== 'unicast';
 }
 
 /** Parses and checks the form of an outbound URL: http(s), a host, no credentials. */

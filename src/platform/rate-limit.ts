@@ -1,129 +1,17 @@
+import { once } from 'node:events';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
-import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './db/database.js';
-import type { DB } from './db/schema.js';
 import { ApiError } from './errors.js';
+import { PostgresRateLimitStore } from './rate-limit-store.js';
+import { routedPath } from './routed-path.js';
 
-export interface RateLimitCountersTable {
-  key: string;
-  /** Start of the window, in ms since the epoch (windows are aligned to their length). */
-  window_start: number;
-  hits: number;
-}
-
-declare module './db/schema.js' {
-  interface DB {
-    rate_limit_counters: RateLimitCountersTable;
-  }
-}
-
-type IncrCallback = (err: Error | null, result: { current: number; ttl: number }) => void;
-
-interface Bucket {
-  windowStart: number;
-  /** The shared count the database returned at the last flush (this process's hits included). */
-  known: number;
-  /** Hits being added by the flush in flight. */
-  sending: number;
-  /** Hits since, not yet sent. */
-  pending: number;
-}
-
-export interface PostgresStoreOptions {
-  /** How often hits are added to the shared counters (and others' hits read back). */
-  flushMs: number;
-}
-
-/**
- * A @fastify/rate-limit store whose counts are shared by every API process through PostgreSQL
- * without a database write per request: each process counts locally and, every `flushMs`, adds
- * its hits to `rate_limit_counters` in one statement and reads the shared totals back. Windows are
- * fixed (aligned to the time window), so all processes count the same minute. A burst can
- * overshoot a limit by what other processes admitted since their last flush (at most `flushMs`
- * of their traffic): the price of not putting a row lock on every request's path.
- */
-export class PostgresRateLimitStore {
-  private readonly buckets = new Map<string, Bucket>();
-  private readonly timer: NodeJS.Timeout;
-  private flushing: Promise<void> | undefined;
-  private lastPurge = 0;
-
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly onError: (err: Error) => void,
-    options: PostgresStoreOptions = { flushMs: 200 },
-  ) {
-    this.timer = setInterval(() => void this.flush(), options.flushMs);
-    this.timer.unref();
-  }
-
-  /** The interface @fastify/rate-limit calls; one store serves every limiter (keys are prefixed). */
-  incr(key: string, callback: IncrCallback, timeWindow: number, _max?: number): void {
-    const now = Date.now();
-    const windowStart = now - (now % timeWindow);
-    let bucket = this.buckets.get(key);
-    if (!bucket || bucket.windowStart !== windowStart) {
-      bucket = { windowStart, known: 0, sending: 0, pending: 0 };
-      this.buckets.set(key, bucket);
-    }
-    bucket.pending += 1;
-    callback(null, { current: bucket.known + bucket.sending + bucket.pending, ttl: windowStart + timeWindow - now });
-  }
-
-  child(): this {
-    return this;
-  }
-
-  /** Adds every bucket's pending hits to the shared counters and reads the totals back; one flush at a time. */
-  flush(): Promise<void> {
-    this.flushing ??= this.flushOnce().finally(() => (this.flushing = undefined));
-    return this.flushing;
-  }
-
-  close(): Promise<void> {
-    clearInterval(this.timer);
-    return this.flush();
-  }
-
-  private async flushOnce(): Promise<void> {
-    const batch: [string, Bucket, number][] = [];
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.pending === 0) continue;
-      batch.push([key, bucket, bucket.pending]);
-      bucket.sending += bucket.pending;
-      bucket.pending = 0;
-    }
-    const now = Date.now();
-    // Buckets of past windows are of no further use here.
-    for (const [key, bucket] of this.buckets) if (bucket.sending === 0 && bucket.pending === 0 && bucket.windowStart + 3_600_000 < now) this.buckets.delete(key);
-    if (batch.length === 0) return;
-    try {
-      const values = sql.join(batch.map(([key, bucket, hits]) => sql`(${key}, ${bucket.windowStart}::bigint, ${hits}::bigint)`));
-      const { rows } = await sql<{ key: string; window_start: string | number; hits: string | number }>`
-        insert into rate_limit_counters (key, window_start, hits) values ${values}
-        on conflict (key, window_start) do update set hits = rate_limit_counters.hits + excluded.hits
-        returning key, window_start, hits`.execute(this.db);
-      const totals = new Map(rows.map((row) => [`${row.key}\u0000${Number(row.window_start)}`, Number(row.hits)]));
-      for (const [key, bucket, hits] of batch) {
-        bucket.sending -= hits;
-        const total = totals.get(`${key}\u0000${bucket.windowStart}`);
-        if (total !== undefined && this.buckets.get(key) === bucket) bucket.known = total;
-      }
-      if (now - this.lastPurge > 60_000) {
-        this.lastPurge = now;
-        await sql`delete from rate_limit_counters where window_start < ${now - 3_600_000}::bigint`.execute(this.db);
-      }
-    } catch (err) {
-      // Not lost: counted locally all the same, and sent with the next flush.
-      for (const [, bucket, hits] of batch) {
-        bucket.sending -= hits;
-        bucket.pending += hits;
-      }
-      this.onError(err as Error);
-    }
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts a request whose credential was refused against its client's address; throws a 429 past the limit. */
+    countRefusedCredential(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   }
 }
 
@@ -134,17 +22,49 @@ export interface RateLimitSettings {
   perAddress: number;
 }
 
-/** Paths limited per client address: the portal's API and the respondents' pages (no API secret). */
-function limitedByAddress(url: string): boolean {
-  return url.startsWith('/api/') || url.startsWith('/respond/');
+/**
+ * Routes limited per client address, by their routed path (`/%61pi/...` is `/api/...`): the
+ * portal's API and the respondents' pages (no API secret). An unmatched path under them counts too.
+ */
+function limitedByAddress(path: string): boolean {
+  return path.startsWith('/api/') || path.startsWith('/respond/');
+}
+
+/**
+ * The onRequest hook of a route family authenticated by a bearer credential (API secret, agent
+ * credential): `authenticate` attaches the caller or throws. A request it refuses with a 401 is
+ * counted against the client's address and, past the per-address limit, answered 429 instead, so
+ * credentials cannot be guessed without limit. A request with a valid credential is limited per
+ * secret (or not at all) and never held back by others' failures from the same address.
+ */
+export function authenticatedBy(authenticate: (request: FastifyRequest) => Promise<void>) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    try {
+      await authenticate(request);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'ACCESS_DENIED') await request.server.countRefusedCredential(request, reply);
+      throw err;
+    }
+  };
+}
+
+const REDIS_CONNECT_WAIT_MS = 2_000;
+
+/** Resolves once Redis is ready or after `ms` (an unreachable Redis is logged by its error handler). */
+async function waitForRedis(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([once(redis, 'ready'), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).catch(() => undefined);
+  clearTimeout(timer);
 }
 
 /**
  * Rate limits (docs/rate-limits.md) with @fastify/rate-limit: per secret on the API (after it has
  * authenticated; an organization may have its own limit, set by the operator), per client address
- * on the portal API and respondent pages. Answers 429 in the family's style with Retry-After and
- * the RateLimit-Limit/-Remaining/-Reset headers. Counts live in this process on the embedded
- * database (one process), in Redis when REDIS_URL is set, otherwise in PostgreSQL.
+ * on the portal API and respondent pages, and per client address for requests whose API secret or
+ * agent credential is missing or refused (see authenticatedBy). Answers 429 in the family's style
+ * with Retry-After and the RateLimit-Limit/-Remaining/-Reset headers. Counts live in this process
+ * on the embedded database (one process), in Redis when REDIS_URL is set, otherwise in PostgreSQL.
  */
 export async function registerRateLimits(app: FastifyInstance, database: Database, config: Pick<Config, 'redisUrl' | 'rateLimits'>): Promise<void> {
   let store: (new () => PostgresRateLimitStore) | undefined;
@@ -155,8 +75,11 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     app.addHook('onClose', async () => {
       redis!.disconnect();
     });
+    // Commands are not queued while it connects (a store that is down must not hold requests), so
+    // a process would let its first requests through uncounted: wait for it, a little.
+    await waitForRedis(redis, REDIS_CONNECT_WAIT_MS);
   } else if (database.kind === 'postgres') {
-    const shared = new PostgresRateLimitStore(database.db, (err) => app.log.warn({ err: err.message }, 'rate-limit counters not shared'));
+    const shared = new PostgresRateLimitStore(database.db, (err) => app.log.warn({ err: err.message }, 'rate-limit counters unreachable: requests without quota let through'));
     app.addHook('onClose', () => shared.close());
     store = class {
       constructor() {
@@ -184,6 +107,10 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     keyGenerator: (request: FastifyRequest) => `secret:${request.auth.orgId}:${request.auth.mode}`,
   });
   const byAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `ip:${request.ip}` });
+  const refusedByAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `refused:${request.ip}` });
+  app.decorate('countRefusedCredential', async (request: FastifyRequest, reply: FastifyReply) => {
+    await refusedByAddress.call(app, request, reply);
+  });
   // API routes authenticate in their onRequest hooks: the limit per secret runs just after, before
   // any validation or multipart reading.
   app.addHook('preValidation', (request, reply, done) => {
@@ -191,7 +118,7 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     bySecret.call(app, request, reply).then(() => done(), done);
   });
   app.addHook('onRequest', (request, reply, done) => {
-    if (!limitedByAddress(request.url)) return done();
+    if (!limitedByAddress(routedPath(request))) return done();
     byAddress.call(app, request, reply).then(() => done(), done);
   });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { routedPath } from './routed-path.js';
 
 /**
  * The web app (portal, console, field app): Vite's build in web/dist, served by the API process.
@@ -21,9 +22,12 @@ export function webDistDir(): string {
 /** API families (and the app's own hashed assets): an unknown path there is a 404, never the app. */
 const NOT_APP_PATHS = /^\/+(v1|api|docs|openapi\.json|respond|files|health|ready|identities|verifications\/identities|assets)(\/|\?|$)/;
 
-/** Whether a request that matched no route belongs to the web app (answer index.html) rather than to an API. */
+/**
+ * Whether a request that matched no route belongs to the web app (answer index.html) rather than
+ * to an API; judged on the path as the router reads it (`/%61pi/...` is the API's).
+ */
 export function isWebAppPath(request: FastifyRequest): boolean {
-  return (request.method === 'GET' || request.method === 'HEAD') && !NOT_APP_PATHS.test(request.url);
+  return (request.method === 'GET' || request.method === 'HEAD') && !NOT_APP_PATHS.test(routedPath(request));
 }
 
 export type WebAppFallback = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;

@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Config } from '../config.js';
 import type { DB } from '../platform/db/schema.js';
 import { smtpTransport, type MailTransport } from '../respondents/mailer.js';
+import type { MailMessagesTable } from './tables.js';
 
 /** A mail to a person (verification, reset, invitation, a decision about their account). */
 export interface PersonMail {
@@ -12,12 +13,25 @@ export interface PersonMail {
   text: string;
   /** An HTML alternative; the text part always carries the same links. */
   html?: string;
+  /**
+   * When the mail's link stops working (its token's expiry): the retention job deletes the mail
+   * then. A mail without a token (a decision, a notice) leaves it out and is kept MAIL_KEEP_DAYS.
+   */
+  expiresAt?: Date;
 }
+
+/** How long a mail without an expiring link is kept (its recipient, names and amounts). */
+export const MAIL_KEEP_DAYS = 30;
+
+/** Rows read per batch when the mails to one address are looked for (addresses are encrypted). */
+const SCAN_BATCH = 200;
 
 /**
  * Mail to people: stored in `mail_messages` inside the transaction that needs it, then sent by
  * SMTP after the commit when SMTP_URL is set. Without SMTP the mails wait in the table, readable
- * with `vouch mail list` (a development setup needs no mail server).
+ * with `vouch mail list` (a development setup needs no mail server). The recipient, subject and
+ * bodies are encrypted at rest (PROTECTED_COLUMNS): they carry sign-in links and people's
+ * addresses. Each mail is deleted by the retention job once its link expired (`expiresAt`).
  */
 export class PeopleMail {
   private readonly transport: MailTransport | undefined;
@@ -32,9 +46,10 @@ export class PeopleMail {
   }
 
   async queue(trx: Transaction<DB> | Kysely<DB>, mail: PersonMail): Promise<number> {
+    const expiresAt = mail.expiresAt ?? new Date(Date.now() + MAIL_KEEP_DAYS * 86_400_000);
     const row = await trx
       .insertInto('mail_messages')
-      .values({ kind: mail.kind, recipient: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? null })
+      .values({ kind: mail.kind, recipient: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? null, expires_at: expiresAt })
       .returning('id')
       .executeTakeFirstOrThrow();
     return Number(row.id);
@@ -78,22 +93,40 @@ export interface MailListEntry {
   subject: string;
   text: string;
   createdAt: string;
+  /** When its link stops working; the mail is deleted then. */
+  expiresAt: string;
   sentAt: string | null;
   error: string | null;
 }
 
-/** The newest mails first, for `vouch mail list` and tests. */
+type MailRow = Selectable<MailMessagesTable>;
+
+/**
+ * The newest mails first, decrypted, for `vouch mail list` and tests. With `to`, the mails to
+ * that address: recipients are encrypted, so the newest rows are read in batches and compared
+ * here (the table holds only mails whose links have not expired yet, so it stays small).
+ */
 export async function listMail(db: Kysely<DB>, options: { to?: string; limit?: number } = {}): Promise<MailListEntry[]> {
-  let query = db.selectFrom('mail_messages').selectAll().orderBy('id', 'desc').limit(options.limit ?? 50);
-  if (options.to) query = query.where('recipient', '=', options.to.trim().toLowerCase());
-  const rows = await query.execute();
-  return rows.map((row) => ({
+  const limit = options.limit ?? 50;
+  const to = options.to?.trim().toLowerCase();
+  const rows: MailRow[] = [];
+  let before: number | undefined;
+  for (;;) {
+    let query = db.selectFrom('mail_messages').selectAll().orderBy('id', 'desc').limit(to ? SCAN_BATCH : limit);
+    if (before !== undefined) query = query.where('id', '<', before);
+    const batch = await query.execute();
+    rows.push(...(to ? batch.filter((row) => row.recipient.toLowerCase() === to) : batch));
+    if (!to || batch.length < SCAN_BATCH || rows.length >= limit) break;
+    before = Number(batch.at(-1)!.id);
+  }
+  return rows.slice(0, limit).map((row) => ({
     id: Number(row.id),
     kind: row.kind,
     to: row.recipient,
     subject: row.subject,
     text: row.text,
     createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
     sentAt: row.sent_at?.toISOString() ?? null,
     error: row.error,
   }));

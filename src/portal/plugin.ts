@@ -13,6 +13,7 @@ import type { GuarantorService } from '../guarantors/service.js';
 import type { IdentityLookups } from '../identities/lookups.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { routedPath } from '../platform/routed-path.js';
 import type { Respondents } from '../respondents/service.js';
 import { consoleAgentRoutes } from '../console/agent-routes.js';
 import { consoleRetentionRoutes } from '../privacy/routes.js';
@@ -25,10 +26,11 @@ import { fieldRoutes } from '../field/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { billingRoutes } from './billing/routes.js';
-import { requireSession } from './guard.js';
+import { requireSession, sessionOf } from './guard.js';
 import { keyRoutes } from './keys/routes.js';
 import { PeopleMail } from './mail.js';
 import { permissionsOf } from './roles.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import { PORTAL_TAG, portalErrors, Role, sessionSecurity } from './schemas.js';
 import { teamRoutes } from './team/routes.js';
 import { verificationRoutes } from './verifications/routes.js';
@@ -55,22 +57,25 @@ export interface AreaOptions extends PortalOptions {
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * The one /api route that takes files: the field app's visit report, multipart. Its Origin is
- * checked like every other; a cross-site form cannot send the Idempotency-Key header it requires,
- * and the session cookie is SameSite=Lax, which no cross-site POST carries.
+ * The one /api route that takes files (its pattern): the field app's visit report, multipart. Its
+ * Origin is checked like every other; a cross-site form cannot send the Idempotency-Key header it
+ * requires, and the session cookie is SameSite=Lax, which no cross-site POST carries.
  */
-const MULTIPART_ROUTE = /^\/api\/field\/tasks\/[^/?]+\/[^/?]+\/report(\?|$)/;
+const MULTIPART_ROUTE = '/api/field/tasks/:kind/:id/report';
 
 /**
  * CSRF defence of the cookie-authenticated API: a state-changing call's Origin must be this
  * server's own, and a body must be JSON (a form post from another site cannot send that content
  * type without a CORS preflight, which we never allow). A hook of the whole app (see app.ts), so that even a
- * path with no route answers 403 before 404 and learns nothing.
+ * path with no route answers 403 before 404 and learns nothing. Decided on the routed path: the
+ * router decodes `/%61pi/...` to the same routes as `/api/...`.
  */
 export function checkOrigin(config: Config) {
   const publicOrigin = new URL(config.publicUrl).origin;
   return async (request: FastifyRequest): Promise<void> => {
-    if (!UNSAFE_METHODS.has(request.method) || !request.url.startsWith('/api/')) return;
+    if (!UNSAFE_METHODS.has(request.method)) return;
+    const path = routedPath(request);
+    if (!path.startsWith('/api/')) return;
     const origin = request.headers.origin;
     const sameHost = origin !== undefined && request.headers.host !== undefined && sameHostOrigin(origin, request.headers.host);
     if (!origin || (origin !== publicOrigin && !sameHost)) {
@@ -78,7 +83,7 @@ export function checkOrigin(config: Config) {
     }
     const type = request.headers['content-type'] ?? '';
     const hasBody = request.headers['content-length'] !== undefined ? request.headers['content-length'] !== '0' : request.headers['transfer-encoding'] !== undefined;
-    const upload = MULTIPART_ROUTE.test(request.url) && /^multipart\/form-data\b/i.test(type);
+    const upload = path === MULTIPART_ROUTE && /^multipart\/form-data\b/i.test(type);
     if (hasBody && !/^application\/json\b/i.test(type) && !upload) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type: application/json');
     }
@@ -97,6 +102,28 @@ function sameHostOrigin(origin: string, host: string): boolean {
 export async function portalApi(parent: FastifyInstance, options: PortalOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   await app.register(cookie);
+
+  app.get(
+    '/session',
+    {
+      schema: {
+        tags: [PORTAL_TAG],
+        summary: 'Whether the request carries a signed-in session: 200 either way',
+        description:
+          "The web app's first question on load. Signed out is an answer, not a failure: a 401 here would be logged as an error in the browser's console on every signed-out visit. Ask /api/me for the person once signedIn is true.",
+        operationId: 'portalSession',
+        response: {
+          200: Type.Object({ signedIn: Type.Boolean({ description: 'A session that finished signing in (password and, when enabled, the authenticator code)' }) }),
+          // The portal API's per-address limit covers this route like every other under /api.
+          ...portalErrors(429),
+        },
+      },
+    },
+    async (request) => {
+      const session = await sessionOf(options.db, request);
+      return { signedIn: session !== undefined && !session.pendingTotp };
+    },
+  );
 
   app.get(
     '/me',
@@ -161,7 +188,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes, consoleAccessLogRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes, consoleAccessLogRoutes, sandboxRoutes]) {
     await app.register(area, areaOptions);
   }
 }

@@ -11,9 +11,18 @@ export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /** `last_seen_at` is written at most this often per session, not on every request. */
 const SEEN_RESOLUTION_MS = 60_000;
 
-/** The session cookie's attributes: httpOnly, SameSite=Lax, Secure when the public URL is https. */
+/** Hosts a plain-http public URL may name and still get a cookie without Secure: this machine only. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The session cookie's attributes: httpOnly, SameSite=Lax, and Secure unless the public URL is
+ * plain http on this machine (a development setup). A plain-http URL of any other host still gets
+ * Secure: the browser then keeps no session over http, rather than sending it in the clear.
+ */
 export function sessionCookie(publicUrl: string) {
-  return { httpOnly: true, sameSite: 'lax', secure: publicUrl.startsWith('https:'), path: '/', maxAge: SESSION_LIFETIME_MS / 1000 } as const;
+  const url = new URL(publicUrl);
+  const secure = !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  return { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: SESSION_LIFETIME_MS / 1000 } as const;
 }
 
 export function hashToken(token: string): string {

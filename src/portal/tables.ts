@@ -16,8 +16,11 @@ export interface PeopleTable {
   email_verified_at: NullableTimestamp;
   totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
   totp_enabled_at: NullableTimestamp;
-  failed_logins: ColumnType<number, number | undefined, number>;
-  locked_until: NullableTimestamp;
+  /** The time step of the last TOTP code accepted; no code of that step or before works again (0023). */
+  totp_last_step: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Wrong second-factor codes since the last right one; every fifth locks the second step (0023). */
+  totp_failures: ColumnType<number, number | undefined, number>;
+  totp_locked_until: NullableTimestamp;
   operator_role: ColumnType<'operator' | null, 'operator' | null | undefined, 'operator' | null>;
   created_at: CreatedAt;
 }
@@ -33,6 +36,16 @@ export interface PortalSessionsTable {
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: Timestamp;
   revoked_at: NullableTimestamp;
+}
+
+/** A sign-up waiting for its mailed link; the account is made when the link is opened (0023). */
+export interface PendingSignUpsTable {
+  token_hash: string;
+  email: string;
+  name: string;
+  organization_name: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
 }
 
 export interface PersonTokensTable {
@@ -98,6 +111,7 @@ export interface FundingRequestsTable {
   decided_at: NullableTimestamp;
 }
 
+/** Mail to people; recipient, subject, text, html and error are encrypted (PROTECTED_COLUMNS). */
 export interface MailMessagesTable {
   id: Generated<number>;
   kind: string;
@@ -106,6 +120,8 @@ export interface MailMessagesTable {
   text: string;
   html: string | null;
   created_at: CreatedAt;
+  /** When the mail's link stops working; the retention job deletes the mail then (0024). */
+  expires_at: ColumnType<Date, Date | string | undefined, Date | string>;
   sent_at: NullableTimestamp;
   error: string | null;
 }
@@ -131,6 +147,7 @@ declare module '../platform/db/schema.js' {
     people: PeopleTable;
     portal_sessions: PortalSessionsTable;
     person_tokens: PersonTokensTable;
+    pending_sign_ups: PendingSignUpsTable;
     memberships: MembershipsTable;
     invitations: InvitationsTable;
     access_requests: AccessRequestsTable;

@@ -144,6 +144,8 @@ export interface RetentionCounts {
   fieldReportKeys: number;
   heldReports: number;
   outboxMessages: number;
+  /** Mail to people (`mail_messages`) whose links had expired. */
+  mailMessages: number;
 }
 
 export const RETENTION_BATCH = 200;
@@ -172,6 +174,7 @@ export async function applyRetention(db: Kysely<DB>, store: FileStore, options: 
     fieldReportKeys: 0,
     heldReports: 0,
     outboxMessages: 0,
+    mailMessages: 0,
   };
   const add = (part: AnonymiseCounts) => {
     counts.photos += part.photos;
@@ -300,6 +303,12 @@ export async function applyRetention(db: Kysely<DB>, store: FileStore, options: 
     }
     if (held.length < batch || stopped()) break;
   }
+
+  // 7. Mail to people (resets, invitations, sign-in links, decisions) once its link expired
+  //    (`expires_at`, set from the token's lifetime): the token is dead, and the address, names and
+  //    text have no use left. Sent or not: an unsent mail's link no longer works either.
+  counts.mailMessages = await deleteInBatches(db, batch, stopped, sql`
+    delete from mail_messages where id in (select id from mail_messages where expires_at <= ${now} order by expires_at limit ${batch})`);
   return counts;
 }
 

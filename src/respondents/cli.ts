@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, print, withDatabase } from '../cli/support.js';
 import { smtpTransport } from './mailer.js';
 import { listMessages, type OutboxEntry } from './outbox.js';
-import { Respondents } from './service.js';
+import { Respondents, SandboxMessageError } from './service.js';
 
 const MAX_LIST = 1000;
 
@@ -19,7 +19,14 @@ function messageId(value: string): number {
 }
 
 function describe(message: OutboxEntry): string {
-  const state = message.sentAt ? `sent ${message.sentAt}` : message.error ? `not sent: ${message.error}` : 'not sent';
+  const state =
+    message.mode === 'test'
+      ? 'test mode: never sent, shown in the sandbox outbox'
+      : message.sentAt
+        ? `sent ${message.sentAt}`
+        : message.error
+          ? `not sent: ${message.error}`
+          : 'not sent';
   return [
     `#${message.id}  ${message.createdAt}  ${message.mode}  ${message.kind}  to ${message.to}  (${state})`,
     `  ${message.subject}`,
@@ -28,8 +35,9 @@ function describe(message: OutboxEntry): string {
 }
 
 /**
- * `vouch outbox ...`: the messages to respondents (guarantors, employers). Without SMTP_URL they
- * are only stored, and an operator passes each link on by hand; with it, `send` resends one.
+ * `vouch outbox ...`: the messages to respondents (guarantors, employers). Without SMTP_URL live
+ * messages are only stored, and an operator passes each link on by hand; with it, `send` resends
+ * one. Test-mode messages are listed too but are never sent, by SMTP or by hand.
  */
 export function registerOutboxCommands(program: Command): void {
   const outbox = program.command('outbox').description('messages to respondents (guarantors, employers), newest first');
@@ -37,7 +45,7 @@ export function registerOutboxCommands(program: Command): void {
   outbox
     .command('list')
     .option('--limit <n>', `how many, 1 to ${MAX_LIST} (default 20)`, count, 20)
-    .option('--unsent', 'only messages not sent by SMTP yet')
+    .option('--unsent', 'only live messages not sent by SMTP yet (test-mode messages are never sent)')
     .option('--org <id>', "only this organization's messages")
     .option('--json', 'print JSON: an array of {id, orgId, mode, kind, verificationId, to, subject, text, html, link, createdAt, sentAt, error}')
     .action(async (opts: { limit: number; unsent?: boolean; org?: string; json?: boolean }) => {
@@ -55,13 +63,19 @@ export function registerOutboxCommands(program: Command): void {
     .action(async (id: number, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }, config) => {
         if (!config.smtpUrl) throw new CliError('SMTP_URL is not set: there is no mail server to send through');
-        const respondents = new Respondents(db, { publicUrl: config.publicUrl, mailFrom: config.mailFrom, transport: smtpTransport(config.smtpUrl) });
+        const respondents = new Respondents(db, {
+          publicUrl: config.publicUrl,
+          mailFrom: config.mailFrom,
+          mailCapPerHour: config.mailCapPerHour,
+          transport: smtpTransport(config.smtpUrl),
+        });
         try {
           let sent: boolean;
           try {
             sent = await respondents.send(id);
           } catch (err) {
             if (err instanceof RangeError) throw new CliError(`no outbox message ${id}`);
+            if (err instanceof SandboxMessageError) throw new CliError(err.message);
             throw err;
           }
           if (!sent) throw new CliError(`message ${id} was not sent; see its error with \`vouch outbox list\``);

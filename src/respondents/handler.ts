@@ -1,13 +1,15 @@
+import type { SafeHtml } from './html.js';
 import type { RespondentLink } from './links.js';
 import type { RespondentKind } from './tables.js';
 
 /** Fields of a submitted form (application/x-www-form-urlencoded), first value of each name. */
 export type FormFields = Readonly<Record<string, string>>;
 
-/** A whole HTML page and its status code. */
+/** A page and its status code; the routes wrap it in the layout (with the test-mode banner when the link is a test one). */
 export interface PageResult {
   status: number;
-  html: string;
+  title: string;
+  body: SafeHtml;
 }
 
 /**

@@ -56,13 +56,30 @@ button{display:block;width:100%;font:inherit;font-weight:600;padding:.85rem;marg
 .errors{border-color:#cf222e;background:#fff5f5}
 .errors li{color:#a40e26}
 .muted{color:#57606a;font-size:.9rem}
+.test-mode{border:2px solid #bc4c00;background:#fff8c5}
+.test-mode h2{margin-top:0;color:#953800}
 dl{margin:.5rem 0}dt{font-weight:600}dd{margin:0 0 .5rem}
 `;
 
 /** For the Content-Security-Policy: the one inline style block is allowed by its hash, nothing else runs. */
 export const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 
-export function layout(title: string, body: SafeHtml): string {
+/**
+ * A test-mode link's banner: the request was made with an organization's test secret, so its
+ * text (names, the organization's own name) was never checked by anyone; whoever opens the page
+ * must not mistake it for a real request on Vouch's own site.
+ */
+function testModeBanner(organization: string): SafeHtml {
+  return html`<div class="card test-mode" role="note">
+<h2>TEST MODE — sample request from ${organization}, not a real request</h2>
+<p>${organization} made this request with its test secret to try Vouch out. Nobody is waiting for your answer, and Vouch never emails test requests.</p>
+<p><strong>Do not enter real ID numbers or personal details.</strong> If someone sent you this link as a real request, ignore it.</p>
+</div>`;
+}
+
+/** A whole page; `testModeOf`: the organization whose test-mode request this page belongs to. */
+export function layout(title: string, body: SafeHtml, testModeOf?: string): string {
+  const fullTitle = testModeOf === undefined ? title : `TEST MODE · ${title}`;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -70,10 +87,11 @@ export function layout(title: string, body: SafeHtml): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
-<title>${title} · Vouch</title>
+<title>${fullTitle} · Vouch</title>
 <style>${new SafeHtml(STYLE)}</style>
 </head>
 <body><main>
+${testModeOf === undefined ? '' : testModeBanner(testModeOf)}
 ${body}
 <p class="muted">Sent through Vouch, a verification service. Never share this link: it works once and only for you.</p>
 </main></body>

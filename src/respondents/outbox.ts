@@ -56,7 +56,7 @@ export async function queueMessage(trx: Transaction<DB>, message: OutgoingMessag
 
 export interface ListOptions {
   limit: number;
-  /** Only messages not sent yet (what an operator still has to pass on). */
+  /** Only live messages not sent yet (what an operator still has to pass on; test-mode ones never are). */
   unsent?: boolean;
   orgId?: string;
 }
@@ -64,7 +64,7 @@ export interface ListOptions {
 /** Newest first. */
 export async function listMessages(db: Kysely<DB>, options: ListOptions): Promise<OutboxEntry[]> {
   let query = db.selectFrom('outbox_messages').selectAll().orderBy('id', 'desc').limit(options.limit);
-  if (options.unsent) query = query.where('sent_at', 'is', null);
+  if (options.unsent) query = query.where('sent_at', 'is', null).where('mode', '=', 'live');
   if (options.orgId) query = query.where('org_id', '=', options.orgId);
   const rows = await query.execute();
   return rows.map((row) => ({
@@ -82,6 +82,40 @@ export async function listMessages(db: Kysely<DB>, options: ListOptions): Promis
     sentAt: row.sent_at?.toISOString() ?? null,
     error: row.error,
   }));
+}
+
+/** A test-mode message as the organization's sandbox outbox shows it. */
+export interface SandboxMessage {
+  id: number;
+  kind: string;
+  verificationId: number;
+  to: string;
+  subject: string;
+  text: string;
+  link: string;
+  createdAt: string;
+}
+
+/** One organization's test-mode messages, newest first: what Vouch would have sent in live mode. */
+export async function listSandboxMessages(db: Kysely<DB>, orgId: string, page: { limit: number; offset: number }): Promise<{ rows: SandboxMessage[]; total: number }> {
+  const scoped = db.selectFrom('outbox_messages').where('org_id', '=', orgId).where('mode', '=', 'test');
+  const [rows, count] = await Promise.all([
+    scoped.select(['id', 'kind', 'verification_id', 'recipient', 'subject', 'text', 'link', 'created_at']).orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    scoped.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    rows: rows.map((row) => ({
+      id: Number(row.id),
+      kind: row.kind,
+      verificationId: Number(row.verification_id),
+      to: row.recipient,
+      subject: row.subject,
+      text: row.text,
+      link: row.link,
+      createdAt: row.created_at.toISOString(),
+    })),
+    total: Number(count.total),
+  };
 }
 
 export async function findMessage(db: Kysely<DB>, id: number) {

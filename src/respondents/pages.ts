@@ -1,10 +1,10 @@
-import { html, layout, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import type { PageResult } from './handler.js';
 
 /** The pages every respondent may meet whatever they were asked; none of them ever shows a stack. */
 
 function simple(status: number, title: string, body: SafeHtml): PageResult {
-  return { status, html: layout(title, html`<div class="card"><h1>${title}</h1>${body}</div>`) };
+  return { status, title, body: html`<div class="card"><h1>${title}</h1>${body}</div>` };
 }
 
 export function unknownLinkPage(): PageResult {

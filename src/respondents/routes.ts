@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FormFields, PageResult } from './handler.js';
-import { STYLE_HASH } from './html.js';
-import { findLink } from './links.js';
+import { layout, STYLE_HASH } from './html.js';
+import { findLink, type RespondentLink } from './links.js';
 import { badRequestPage, errorPage, expiredLinkPage, notFoundPage, unknownLinkPage, usedLinkPage } from './pages.js';
 import type { Respondents } from './service.js';
 
@@ -19,8 +19,9 @@ const HEADERS = {
   'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
 };
 
-function send(reply: FastifyReply, page: PageResult) {
-  return reply.status(page.status).headers(HEADERS).send(page.html);
+/** `testModeOf`: the asking organization's name when the link is a test-mode one (the page says so at the top). */
+function send(reply: FastifyReply, page: PageResult, testModeOf?: string) {
+  return reply.status(page.status).headers(HEADERS).send(layout(page.title, page.body, testModeOf));
 }
 
 /** First value of each field; names like `__proto__` stay plain data. */
@@ -61,25 +62,32 @@ export async function respondentPages(app: FastifyInstance, { respondents }: Res
   const options = { logLevel: 'warn' as const, schema: { hide: true } };
 
   // A wildcard, not `:token`: a parameter past Fastify's length limit would be a JSON 414, not a page.
+  const testModeOf = async (link: RespondentLink) => (link.scope.mode === 'test' ? respondents.organizationName(link.scope.orgId) : undefined);
+
   const open = async (request: FastifyRequest<{ Params: { '*': string } }>) => {
     const lookup = await findLink(respondents.db, request.params['*'], respondents.now());
     if (lookup.status === 'unknown') return { page: unknownLinkPage() };
-    if (lookup.status === 'used') return { page: usedLinkPage() };
-    if (lookup.status === 'expired') return { page: expiredLinkPage(lookup.link.expiresAt) };
+    const testMode = await testModeOf(lookup.link);
+    if (lookup.status === 'used') return { page: usedLinkPage(), testMode };
+    if (lookup.status === 'expired') return { page: expiredLinkPage(lookup.link.expiresAt), testMode };
     const handler = respondents.handler(lookup.link.kind);
     if (!handler) throw new Error(`no respondent handler for ${lookup.link.kind}`);
-    return { link: lookup.link, handler };
+    return { link: lookup.link, handler, testMode };
   };
+
+  // `/respond/` without a token: the router reads it as `/respond` (trailing slashes are ignored),
+  // which the wildcard does not match; the same page, and kept out of the request log as links are.
+  app.get('/', options, async (_request, reply) => send(reply, notFoundPage()));
 
   app.get<{ Params: { '*': string } }>('/*', options, async (request, reply) => {
     const found = await open(request);
-    if ('page' in found) return send(reply, found.page!);
-    return send(reply, await found.handler.show(found.link));
+    if ('page' in found) return send(reply, found.page!, found.testMode);
+    return send(reply, await found.handler.show(found.link), found.testMode);
   });
 
   app.post<{ Params: { '*': string } }>('/*', options, async (request, reply) => {
     const found = await open(request);
-    if ('page' in found) return send(reply, found.page!);
-    return send(reply, await found.handler.submit(found.link, formOf(request.body)));
+    if ('page' in found) return send(reply, found.page!, found.testMode);
+    return send(reply, await found.handler.submit(found.link, formOf(request.body)), found.testMode);
   });
 }

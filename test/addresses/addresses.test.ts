@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { ADDRESS_BODY, ADDRESS_KEYS, CANCELLED, client, deliveriesOf, expectStyleA, IN_PROGRESS, ISO, VERIFIED } from '../agents/fixtures.js';
 
 const BASE = '/v1/verifications/addresses';
@@ -10,7 +10,7 @@ describe('address verifications', () => {
   let secret: string;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     secret = (await t.org({ riskLevel: 'LOW' })).testSecret;
   });

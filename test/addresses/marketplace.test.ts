@@ -28,29 +28,37 @@ describe('address marketplace (address by identity)', () => {
   });
   afterAll(() => t.close());
 
-  it("finds another organization's verified address in the same mode, without its reference or personal data", async () => {
+  it("finds another organization's verified address in live mode, without its reference or personal data", async () => {
     const body = {
       ...ADDRESS_BODY,
       reference: 'owner-secret-ref',
       city: 'Lekki',
       applicant: { ...ADDRESS_BODY.applicant, phone: '08031234567', dob: '14-03-1990', middlename: 'Chi' },
     };
-    const verified = await verify(owner.testSecret, body);
-    const res = await http.post(MARKET, caller.testSecret, { ...QUERY, firstname: 'ADAEZE', lastname: 'okonkwo', idNumber: '123 4567 8901' });
+    const created = await http.post(BASE, owner.liveSecret, body);
+    expect(created.statusCode, created.body).toBe(201);
+    // Live verifications complete through a field agent; the row is completed directly here.
+    const completedAt = new Date();
+    await t.database.db
+      .updateTable('address_verifications')
+      .set({ status: 'verified', completed_at: completedAt, latitude: 6.55, longitude: 3.525 })
+      .where('id', '=', created.json().data.id)
+      .execute();
+    const res = await http.post(MARKET, caller.liveSecret, { ...QUERY, firstname: 'ADAEZE', lastname: 'okonkwo', idNumber: '123 4567 8901' });
     expect(res.statusCode).toBe(200);
     const { status, data } = res.json();
     expect(status).toBe('success');
     expect(data).not.toHaveProperty('reference');
     expect(data).toMatchObject({
-      id: verified.id,
+      id: created.json().data.id,
       street: '12 Admiralty Way',
       city: 'Lekki',
       lga: 'Eti-Osa',
       state: 'Lagos',
       country: 'Nigeria',
       status: VERIFIED,
-      completedAt: verified.completedAt,
-      lattitude: verified.lattitude,
+      completedAt: completedAt.toISOString(),
+      lattitude: '6.55',
       photos: [],
       neighbor: { name: '', comment: '', phone: '' },
     });
@@ -63,9 +71,9 @@ describe('address marketplace (address by identity)', () => {
   it('answers the most recent verified address when there are several', async () => {
     const idNumber = '22222222222';
     const applicant = { ...ADDRESS_BODY.applicant, idNumber };
-    await verify(owner.testSecret, { ...ADDRESS_BODY, street: 'Old Street 1', applicant });
+    await verify(caller.testSecret, { ...ADDRESS_BODY, street: 'Old Street 1', applicant });
     const newest = await verify(caller.testSecret, { ...ADDRESS_BODY, street: 'New Street 2', applicant });
-    await verify(owner.testSecret, { ...ADDRESS_BODY, street: 'Failed Street 3', applicant }, 'failed');
+    await verify(caller.testSecret, { ...ADDRESS_BODY, street: 'Failed Street 3', applicant }, 'failed');
     const res = await http.post(MARKET, caller.testSecret, { ...QUERY, idNumber });
     expect(res.json().data).toMatchObject({ id: newest.id, street: 'New Street 2' });
   });
@@ -73,8 +81,8 @@ describe('address marketplace (address by identity)', () => {
   it('answers 404 style A "address not found" for an unknown identity, other names, a failed or open verification', async () => {
     const idNumber = '33333333333';
     const applicant = { ...ADDRESS_BODY.applicant, idNumber };
-    await verify(owner.testSecret, { ...ADDRESS_BODY, applicant }, 'failed');
-    await http.post(BASE, owner.testSecret, { ...ADDRESS_BODY, applicant });
+    await verify(caller.testSecret, { ...ADDRESS_BODY, applicant }, 'failed');
+    await http.post(BASE, caller.testSecret, { ...ADDRESS_BODY, applicant });
     for (const query of [
       { ...QUERY, idNumber: '99999999999' },
       { ...QUERY, idNumber },
@@ -89,7 +97,7 @@ describe('address marketplace (address by identity)', () => {
 
   it('only looks back maxAddressAge months', async () => {
     const idNumber = '44444444444';
-    const old = await verify(owner.testSecret, { ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber } });
+    const old = await verify(caller.testSecret, { ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber } });
     const eightMonthsAgo = new Date();
     eightMonthsAgo.setUTCMonth(eightMonthsAgo.getUTCMonth() - 8);
     await t.database.db.updateTable('address_verifications').set({ completed_at: eightMonthsAgo }).where('id', '=', old.id).execute();
@@ -100,8 +108,15 @@ describe('address marketplace (address by identity)', () => {
 
   it('never crosses modes', async () => {
     const idNumber = '55555555555';
-    await verify(owner.testSecret, { ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber } });
+    await verify(caller.testSecret, { ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber } });
     expectStyleA(await http.post(MARKET, caller.liveSecret, { ...QUERY, idNumber }), 404, 'NOT_FOUND_ERROR');
+  });
+
+  it("in test mode finds the caller's own organization's addresses only (test/security/sandbox-address-isolation.test.ts)", async () => {
+    const idNumber = '56565656565';
+    await verify(owner.testSecret, { ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber } });
+    expectStyleA(await http.post(MARKET, caller.testSecret, { ...QUERY, idNumber }), 404, 'NOT_FOUND_ERROR');
+    expect((await http.post(MARKET, owner.testSecret, { ...QUERY, idNumber })).statusCode).toBe(200);
   });
 
   it('validates maxAddressAge, idType and idNumber (400 style A)', async () => {

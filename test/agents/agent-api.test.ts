@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_BILLABLES } from '../../src/addresses/service.js';
 import { createAgent, deactivateAgent, rotateAgentCredential } from '../../src/agents/service.js';
 import { MAX_PHOTOS } from '../../src/files/service.js';
-import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { bearer, buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { ADDRESS_BODY, balanceOf, BUSINESS_BODY, client, deliveriesOf, expectStyleA, IN_PROGRESS, ISO, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
 
 const ADDRESSES = '/v1/verifications/addresses';
@@ -47,7 +47,7 @@ describe('field agents: assignment and the agent API', () => {
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-agents-'));
-    t = await buildTestContext({ config: { dataDir } });
+    t = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     jpeg = await sharp({ create: { width: 16, height: 12, channels: 3, background: '#c33' } }).jpeg().toBuffer();
     png = await sharp({ create: { width: 8, height: 8, channels: 4, background: '#3c3c' } }).png().toBuffer();

@@ -8,7 +8,7 @@ import { createAgent } from '../../src/agents/service.js';
 import { listMail } from '../../src/portal/mail.js';
 import { SESSION_COOKIE } from '../../src/portal/sessions.js';
 import { ADDRESS_BODY, deliveriesOf, IN_PROGRESS, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
-import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { bearer, buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { operatorUser, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
 
 const ADDRESSES = '/v1/verifications/addresses';
@@ -25,7 +25,7 @@ let counter = 0;
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-console-agents-'));
-  ctx = await buildTestContext({ config: { dataDir } });
+  ctx = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
   operator = await operatorUser(ctx.app, ctx.database.db);
   jpeg = await sharp({ create: { width: 16, height: 12, channels: 3, background: '#36c' } }).jpeg().toBuffer();
   org = await ctx.org({ riskLevel: 'LOW', fund: 100_000_000 });

@@ -340,7 +340,7 @@ describe('respondent invitations', () => {
 
     it('sends a pending invitation again with the same link, audited with the operator', async () => {
       const org = await mailing.org({ riskLevel: 'LOW' });
-      const record = (await client(mailing.app).post('/v1/verifications/guarantors', org.testSecret, GUARANTOR_BODY)).json().data;
+      const record = (await client(mailing.app).post('/v1/verifications/guarantors', org.liveSecret, GUARANTOR_BODY)).json().data;
       await until('the first mail', async () => smtp.received.length === 1);
       const resend = await portal(mailing.app, ops, { method: 'POST', url: `/api/console/invitations/guarantor/${record.id}/resend` });
       expect(resend.statusCode).toBe(200);
@@ -350,7 +350,19 @@ describe('respondent invitations', () => {
       expect(listed).toMatchObject({ mailConfigured: true, data: [{ verificationId: record.id, sentAt: expect.any(String) }] });
       const audit = await mailing.database.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', '=', 'invitation.resent').execute();
       expect(audit).toHaveLength(1);
-      expect(audit[0]).toMatchObject({ actor_kind: 'operator', actor_id: ops.personId, target: `guarantor ${record.id} (${record.reference})`, after: { sent: true, to: 'b•••@example.com', mode: 'test' } });
+      expect(audit[0]).toMatchObject({ actor_kind: 'operator', actor_id: ops.personId, target: `guarantor ${record.id} (${record.reference})`, after: { sent: true, to: 'b•••@example.com', mode: 'live' } });
+    });
+
+    it('never mails a test-mode invitation: 409, nothing sent, nothing audited', async () => {
+      const org = await mailing.org({ riskLevel: 'LOW' });
+      const before = smtp.received.length;
+      const record = (await client(mailing.app).post('/v1/verifications/guarantors', org.testSecret, GUARANTOR_BODY)).json().data;
+      const resend = await portal(mailing.app, ops, { method: 'POST', url: `/api/console/invitations/guarantor/${record.id}/resend` });
+      expect(resend.statusCode).toBe(409);
+      expect(resend.json().message).toMatch(/sandbox outbox/);
+      expect(smtp.received.length).toBe(before);
+      const audit = await mailing.database.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', '=', 'invitation.resent').execute();
+      expect(audit).toEqual([]);
     });
   });
 });

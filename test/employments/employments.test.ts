@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMPLOYMENT_BILLABLES } from '../../src/employments/service.js';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import {
   balanceOf,
   CANCELLED,
@@ -26,7 +26,7 @@ describe('employment verifications', () => {
   let secret: string;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     secret = (await t.org()).testSecret;
   });

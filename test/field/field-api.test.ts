@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { visitDueAt } from '../../src/agents/due.js';
 import { deactivateAgent } from '../../src/agents/service.js';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { fieldAgentUser, type FieldAgentUser } from '../helpers/field.js';
 import { operatorUser, ORIGIN, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
 import { ADDRESS_BODY, BUSINESS_BODY, client, deliveriesOf, expectStyleA, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
@@ -60,7 +60,7 @@ describe('the field app API', () => {
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-field-'));
-    t = await buildTestContext({ config: { dataDir } });
+    t = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     jpeg = await sharp({ create: { width: 16, height: 12, channels: 3, background: '#2a6' } }).jpeg().toBuffer();
     street = await sharp({ create: { width: 16, height: 12, channels: 3, background: '#a26' } }).jpeg().toBuffer();

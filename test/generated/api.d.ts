@@ -165,7 +165,7 @@ export interface paths {
         put?: never;
         /**
          * Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)
-         * @description Send `multipart/form-data` with `photo` (file) or `photoUrl`, or JSON with `photo` (base64) or `photoUrl`; one of the two, 1 MB at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made. The `/v1`-less path `/verifications/identities/biometrics` is an alias.
+         * @description Send `multipart/form-data` with `photo` (file) or `photoUrl`, or JSON with `photo` (base64) or `photoUrl`; one of the two, 1 MB at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with `Retry-After`. The `/v1`-less path `/verifications/identities/biometrics` is an alias.
          */
         post: operations["matchBiometrics"];
         delete?: never;
@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Fetch a person's most recent verified address (address by identity)
-         * @description Searches addresses verified for any account in the same mode within maxAddressAge months, for the given id number whose applicant names match. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found.
+         * @description Searches addresses verified within maxAddressAge months for the given id number whose applicant names match: any account's in live mode, the caller's own in test mode. Only the address, its position, dates and status are returned. Live mode charges a lookup when an address is found; a wallet short of the price is refused (402) before the search.
          */
         post: operations["lookupAddressByIdentity"];
         delete?: never;
@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Create a business verification (a field agent visits; a webhook reports completion)
-         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted.
+         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found, 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own.
          */
         post: operations["createBusinessVerification"];
         delete?: never;
@@ -418,7 +418,7 @@ export interface paths {
         put?: never;
         /**
          * Create a guarantor verification
-         * @description The guarantor receives a link (email, or the outbox) to accept or decline and to confirm their identity with an ID of an accepted type. Needs an account risk level of LOW or higher. Live mode charges the guarantor price.
+         * @description The guarantor receives a link (email, or the outbox) to accept or decline and to confirm their identity with an ID of an accepted type. Needs an account risk level of LOW or higher. Live mode charges the guarantor price. Test mode never emails the guarantor: the message waits in the organization's sandbox outbox (portal). Live mode answers 429 with Retry-After, creating and charging nothing, past the hourly cap of mails to third parties.
          */
         post: operations["createGuarantorVerification"];
         delete?: never;
@@ -480,7 +480,7 @@ export interface paths {
         put?: never;
         /**
          * Create an employment verification (addition)
-         * @description The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price.
+         * @description The employer receives a link (email, or the outbox) to confirm or correct the claimed title and dates and to attest. Live mode charges the employment price. Test mode never emails the employer: the message waits in the organization's sandbox outbox (portal). Live mode answers 429 with Retry-After, creating and charging nothing, past the hourly cap of mails to third parties.
          */
         post: operations["createEmploymentVerification"];
         delete?: never;
@@ -2561,6 +2561,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error, style B */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        /** @description A sentence, or (invalid corporate registry request) an array of constraint violations */
+                        message: string | {
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            value?: unknown;
+                            property: string;
+                            children: unknown[];
+                            constraints: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Error, style A */
             500: {
                 headers: {
@@ -2572,6 +2596,30 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                    };
+                };
+            };
+            /** @description Error, style B */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        /** @description A sentence, or (invalid corporate registry request) an array of constraint violations */
+                        message: string | {
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            value?: unknown;
+                            property: string;
+                            children: unknown[];
+                            constraints: {
+                                [key: string]: string;
+                            };
+                        }[];
                     };
                 };
             };
@@ -3576,6 +3624,8 @@ export interface operations {
                             state: string;
                             /** @description Always Nigeria */
                             country: string;
+                            /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
+                            addressSource: "applicant" | "corporate_registry";
                         }[];
                     };
                 };
@@ -3636,7 +3686,7 @@ export interface operations {
                 "application/json": {
                     /** @description Your unique reference (per account and mode); generated when absent */
                     reference?: string;
-                    /** @description Registered business name (required; `businessName` is accepted instead) */
+                    /** @description Registered business name (required, or `businessName`, unless the company is found by rcNumber) */
                     name?: string;
                     /** @description Alias of name (sample request) */
                     businessName?: string;
@@ -3648,11 +3698,12 @@ export interface operations {
                     rcNumber?: string;
                     /** @description Whether the agent may contact the person below; "true"/"false" strings are accepted */
                     canContactPoc?: boolean;
-                    street: string;
+                    /** @description Required, with lga and state, unless all three are left out with an rcNumber: the registered head office is then visited */
+                    street?: string;
                     /** @description A local government area of the state */
-                    lga: string;
+                    lga?: string;
                     /** @description One of the 36 states or FCT */
-                    state: string;
+                    state?: string;
                     city?: string;
                     landmark?: string;
                     /** @description Nigeria */
@@ -3773,6 +3824,8 @@ export interface operations {
                             state: string;
                             /** @description Always Nigeria */
                             country: string;
+                            /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
+                            addressSource: "applicant" | "corporate_registry";
                         };
                     };
                 };
@@ -3835,6 +3888,20 @@ export interface operations {
             };
             /** @description Error, style A */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3945,6 +4012,8 @@ export interface operations {
                             state: string;
                             /** @description Always Nigeria */
                             country: string;
+                            /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
+                            addressSource: "applicant" | "corporate_registry";
                         };
                     };
                 };
@@ -4210,6 +4279,8 @@ export interface operations {
                             state: string;
                             /** @description Always Nigeria */
                             country: string;
+                            /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
+                            addressSource: "applicant" | "corporate_registry";
                         };
                     };
                 };
@@ -5053,6 +5124,20 @@ export interface operations {
                 };
             };
             /** @description Error, style A */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -5759,6 +5844,20 @@ export interface operations {
             };
             /** @description Error, style A */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUARANTOR_BILLABLES } from '../../src/guarantors/service.js';
 import { setPrice } from '../../src/platform/billing.js';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import {
   balanceOf,
   CANCELLED,
@@ -27,7 +27,7 @@ describe('guarantor verifications', () => {
   let secret: string;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     secret = (await t.org({ riskLevel: 'LOW' })).testSecret;
   });
@@ -178,7 +178,7 @@ describe('guarantor verifications', () => {
     }
     expect(paths.filter((path) => path.startsWith('/v1/verifications/guarantor/') || path === '/v1/verifications/guarantor')).toEqual([]);
     expect(paths.filter((path) => path.startsWith('/respond'))).toEqual([]);
-    expect(Object.keys(spec.paths['/v1/verifications/guarantors'].post.responses).sort()).toEqual(['201', '400', '401', '402', '403', '409', '500']);
+    expect(Object.keys(spec.paths['/v1/verifications/guarantors'].post.responses).sort()).toEqual(['201', '400', '401', '402', '403', '409', '429', '500']);
   });
 
   describe('live billing', () => {

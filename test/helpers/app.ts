@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { setWebhookEndpoint } from '../../src/webhooks/endpoints.js';
 import { openTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
 
 export interface TestContext {
@@ -30,7 +31,16 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams' | 'idempotency'> {
   config?: Partial<Config>;
+  /**
+   * Every organization `org()` makes gets this webhook endpoint in both modes. An event of an
+   * organization without an endpoint is stored without its body, so tests that read the bodies
+   * of the events their flows queue set one (NOWHERE_WEBHOOK_URL when nothing is sent).
+   */
+  webhookUrl?: string;
 }
+
+/** A webhook URL nothing answers at (the discard port): for tests that read queued bodies without running a worker. */
+export const NOWHERE_WEBHOOK_URL = 'http://127.0.0.1:9/vouch-webhooks';
 
 export async function buildTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const database = await openTestDatabase();
@@ -57,8 +67,12 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
     database,
     accounts,
     logs,
-    org: (input = {}) =>
-      accounts.create({ name: `Org ${++counter}`, enabled: true, riskLevel: 'NONE', payloadType: 'FULL', fund: 100_000, ...input }),
+    org: async (input = {}) => {
+      const org = await accounts.create({ name: `Org ${++counter}`, enabled: true, riskLevel: 'NONE', payloadType: 'FULL', fund: 100_000, ...input });
+      const url = options.webhookUrl;
+      if (url) for (const mode of ['test', 'live'] as const) await setWebhookEndpoint(database.db, { orgId: org.id, mode }, { url }, { allowPrivateUrls: true });
+      return org;
+    },
     close: async () => {
       await app.close();
       await database.cleanup();

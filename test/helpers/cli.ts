@@ -121,6 +121,8 @@ export interface RunningServer {
   output(): { stdout: string; stderr: string };
   /** Sends SIGTERM and waits for the exit; `ms` is how long it took. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+  /** Sends `signal` (SIGKILL: the process dies on the spot) and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
 const servers = new Set<ChildProcess>();
@@ -139,9 +141,10 @@ export function startServer(env: CliEnv, timeoutMs = 60_000): Promise<RunningSer
   );
   const server: Omit<RunningServer, 'banner'> = {
     output: () => ({ stdout, stderr }),
-    stop: async () => {
+    stop: () => server.kill('SIGTERM'),
+    kill: async (sent) => {
       const started = Date.now();
-      child.kill('SIGTERM');
+      child.kill(sent);
       const { code, signal } = await exited;
       return { code, signal, ms: Date.now() - started };
     },

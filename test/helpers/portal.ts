@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Kysely } from 'kysely';
+import { generate } from 'otplib';
 import { AccountsService, type CreatedOrganization } from '../../src/accounts/service.js';
 import { createOperator } from '../../src/console/operators.js';
 import type { DB } from '../../src/platform/db/schema.js';
@@ -62,11 +63,39 @@ export function portal(app: FastifyInstance, user: Pick<PortalUser, 'cookie'> | 
 }
 
 /**
- * An operator made as `vouch operator create` makes one, who sets a password through the link
- * and signs in through the portal API (the session cookie of that sign-in). `origin`: the app's
+ * A code of the person's authenticator app that the server has not seen yet: codes are refused
+ * a second time, so when the current 30-second step was used, the next step's code (accepted
+ * for clock drift) or, failing that, a wait for the step after.
+ */
+export async function freshCode(db: Kysely<DB>, personId: string, secret: string): Promise<string> {
+  for (;;) {
+    const { totp_last_step: last } = await db.selectFrom('people').select('totp_last_step').where('id', '=', personId).executeTakeFirstOrThrow();
+    const current = Math.floor(Date.now() / 30_000);
+    const step = last === null ? current : Math.max(current, last + 1);
+    if (step <= current + 1) return generate({ secret, epoch: step * 30 });
+    await new Promise((resolve) => setTimeout(resolve, (current + 1) * 30_000 - Date.now() + 50));
+  }
+}
+
+/** Turns two-factor on for a signed-in person through the API; the secret and recovery codes. */
+export async function enrolTotp(app: FastifyInstance, user: PortalUser, { origin = ORIGIN } = {}): Promise<{ secret: string; recoveryCodes: string[] }> {
+  const headers = { origin };
+  const setup = await portal(app, user, { method: 'POST', url: '/api/account/totp/setup', headers, payload: {} });
+  if (setup.statusCode !== 200) throw new Error(`totp/setup answered ${setup.statusCode}: ${setup.body}`);
+  const { secret } = setup.json() as { secret: string };
+  const code = await generate({ secret });
+  const enable = await portal(app, user, { method: 'POST', url: '/api/account/totp/enable', headers, payload: { password: user.password, code } });
+  if (enable.statusCode !== 200) throw new Error(`totp/enable answered ${enable.statusCode}: ${enable.body}`);
+  return { secret, recoveryCodes: (enable.json() as { recoveryCodes: string[] }).recoveryCodes };
+}
+
+/**
+ * An operator made as `vouch operator create` makes one, who sets a password through the link,
+ * signs in through the portal API and turns two-factor on (the console refuses operators without
+ * it); the session cookie of that sign-in, and `totpSecret` for codes later. `origin`: the app's
  * public URL when it is not the helpers' default (a browser test's server).
  */
-export async function operatorUser(app: FastifyInstance, db: Kysely<DB>, { origin = ORIGIN } = {}): Promise<PortalUser> {
+export async function operatorUser(app: FastifyInstance, db: Kysely<DB>, { origin = ORIGIN } = {}): Promise<PortalUser & { totpSecret: string }> {
   const email = `ops-${++counter}-${Date.now()}@vouch.example`;
   const created = await createOperator(db, { email, name: 'Ada Ops' }, origin);
   const token = new URL(created.signInLink).searchParams.get('token')!;
@@ -77,5 +106,7 @@ export async function operatorUser(app: FastifyInstance, db: Kysely<DB>, { origi
   const signIn = await portal(app, undefined, { method: 'POST', url: '/api/auth/sign-in', headers, payload: { email, password } });
   const cookie = signIn.cookies.find((c) => c.name === SESSION_COOKIE);
   if (!cookie) throw new Error(`sign-in answered ${signIn.statusCode}: ${signIn.body}`);
-  return { personId: created.id, email, password, cookie: `${SESSION_COOKIE}=${cookie.value}` };
+  const user = { personId: created.id, email, password, cookie: `${SESSION_COOKIE}=${cookie.value}` };
+  const { secret } = await enrolTotp(app, user, { origin });
+  return { ...user, totpSecret: secret };
 }

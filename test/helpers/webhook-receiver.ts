@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import pino from 'pino';
@@ -32,6 +33,11 @@ export interface ReceivedWebhook {
   body: WebhookBody | undefined;
   /** Whether the signature verified (standardwebhooks) with the receiver's current secret. */
   verified: boolean;
+  /**
+   * Whether `x-verifyme-signature` is the hex HMAC-SHA512 of the raw body keyed with the
+   * receiver's current secret (the whole `whsec_...` string), as a VerifyMe receiver checks it.
+   */
+  verifymeVerified: boolean;
   /** The status code the receiver answered (or will answer; undefined for a hung request). */
   answeredWith: number | undefined;
   /** Date.now() when the request body had arrived. */
@@ -41,6 +47,8 @@ export interface ReceivedWebhook {
 export interface WebhookReceiverOptions {
   /** The endpoint secret (`whsec_...`) to verify signatures with; settable later with `setSecret`. */
   secret?: string;
+  /** Answers each request this long after its body arrived (a receiver that does some work first). */
+  answerDelayMs?: number;
 }
 
 export interface WebhookReceiver {
@@ -53,6 +61,8 @@ export interface WebhookReceiver {
   setSecret(secret: string | undefined): void;
   /** Verifies a received request with any secret (e.g. the one before a rotation). */
   verify(request: ReceivedWebhook, secret: string): boolean;
+  /** Checks a VerifyMe-style signature header (`x-verifyme-signature` unless named) with any secret. */
+  verifyVerifyme(request: Pick<ReceivedWebhook, 'rawBody' | 'headers'>, secret: string, header?: string): boolean;
   /** Answers the next `count` requests with `status` (default 500) instead of 204. */
   failNext(count: number, status?: number): void;
   /** Never answers the next `count` requests (the worker's timeout must fire); `close()` drops them. */
@@ -88,6 +98,13 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     }
   };
 
+  const verifyVerifyme = (request: Pick<ReceivedWebhook, 'rawBody' | 'headers'>, key: string, name = 'x-verifyme-signature'): boolean => {
+    const given = request.headers[name];
+    if (typeof given !== 'string') return false;
+    const expected = createHmac('sha512', key).update(request.rawBody, 'utf8').digest('hex');
+    return given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+  };
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -115,14 +132,19 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
         rawBody,
         body,
         verified: secret ? verify({ rawBody, headers: req.headers }, secret) : false,
+        verifymeVerified: secret ? verifyVerifyme({ rawBody, headers: req.headers }, secret) : false,
         answeredWith,
         receivedAt: Date.now(),
       };
       requests.push(received);
       for (const wake of [...waiters]) wake();
       if (plan?.kind === 'hang') return;
-      if (plan?.kind === 'redirect') res.writeHead(plan.status, { location: plan.location }).end();
-      else res.writeHead(answeredWith ?? 204).end();
+      const answer = () => {
+        if (plan?.kind === 'redirect') res.writeHead(plan.status, { location: plan.location }).end();
+        else res.writeHead(answeredWith ?? 204).end();
+      };
+      if (options.answerDelayMs) setTimeout(answer, options.answerDelayMs);
+      else answer();
     });
   });
   server.on('connection', (socket) => {
@@ -162,6 +184,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
       secret = value;
     },
     verify,
+    verifyVerifyme,
     failNext: (count, status = 500) => {
       for (let i = 0; i < count; i++) plans.push({ kind: 'fail', status });
     },

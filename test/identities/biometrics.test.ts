@@ -454,8 +454,10 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
         ['biometrics', 'insufficient_funds', 0],
         ['biometrics', 'insufficient_funds', 0],
       ]);
-      // An unknown identity is still 404 (not found is free), whatever the balance.
-      expect((await postForm(poor.liveSecret, { idType: 'nin', idNumber: '99999999999', photo: { bytes: images.liveSelfie! } }, PATH, countedApp)).statusCode).toBe(404);
+      // An unknown identity gets the same 402: a wallet that cannot pay learns nothing about the number.
+      const unknown = await postForm(poor.liveSecret, { idType: 'nin', idNumber: '99999999999', photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
+      expect(unknown.statusCode).toBe(402);
+      expect(unknown.json()).toEqual(res.json());
 
       // Funded with exactly the price, the same request runs the model, matches and is charged.
       await accounts.fund(poor.id, 1);

@@ -19,7 +19,7 @@ import { openKeyring } from '../../src/platform/crypto/open.js';
 import { sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
 import { ADDRESS_BODY, client, multipartBody } from '../agents/fixtures.js';
-import { buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
 import { TEST_ENCRYPTION_KEY } from '../helpers/database.js';
 
 const BVN = { bvn: '22298765431', firstname: 'Oluwaseun', lastname: 'Bankole', middlename: '', gender: 'Male', phone: '08099887766', birthdate: '03-04-1988' };
@@ -31,7 +31,7 @@ describe('encryption at rest', () => {
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-keys-'));
-    t = await buildTestContext({ config: { dataDir } });
+    t = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
   });
   afterAll(async () => {
     await t?.close();
@@ -253,7 +253,7 @@ describe('encryption at rest', () => {
       const row = await db.selectFrom('address_verifications').select(['latitude', 'street']).where('id', '=', address!.id).executeTakeFirstOrThrow();
       expect(row).toEqual({ latitude: 6.6, street: '3 Old Road' });
       // The address-by-identity lookup finds it through the new blind index.
-      const found = await findVerifiedAddress(db, 'live', { maxAddressAge: '6M', idType: 'NIN', idNumber: nin.nin, firstname: 'Temitope', lastname: 'Adewale' });
+      const found = await findVerifiedAddress(db, { orgId: org.id, mode: 'live' }, { maxAddressAge: '6M', idType: 'NIN', idNumber: nin.nin, firstname: 'Temitope', lastname: 'Adewale' });
       expect(found).toBeDefined();
       const onDisk = await fs.readFile(path.join(dataDir, 'files', '0f', fileId));
       expect(Keyring.isEncryptedFile(onDisk)).toBe(true);

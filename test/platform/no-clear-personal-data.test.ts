@@ -15,6 +15,8 @@ import { importRegistry } from '../../src/identities/registry/import.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
+import { listMail } from '../../src/portal/mail.js';
+import { insertPerson } from '../../src/portal/people.js';
 import { multipartBody } from '../agents/fixtures.js';
 import { bearer, testConfig } from '../helpers/app.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -23,8 +25,9 @@ import { linkOf } from '../respondents/fixtures.js';
 
 /**
  * The check of issue 12, point 1: after an identity lookup against the embedded registry, an
- * address verification with an agent's report and photos, and a guarantor verification answered
- * on its page, no BVN, NIN, phone number, name, address or photo byte the flows used is anywhere
+ * address verification with an agent's report and photos, a guarantor verification answered
+ * on its page and a portal password reset (issue 18, finding 12: the mailed link), no BVN, NIN,
+ * phone number, name, address, photo byte or live link the flows used is anywhere
  * in the raw database (every column of every row, read without the decrypting plugin; on
  * PostgreSQL also `pg_dump`; on PGlite also the data folder's files) or in the file store.
  */
@@ -160,7 +163,19 @@ describe('no personal data in clear at rest', () => {
     expect(record.status.status).toBe('VERIFIED');
     expect(record.email).toBe(GUARANTOR.email);
 
-    const list = needles(photo, face);
+    // 4. A portal password reset: the mailed link (its token) is a key to the account while it lives.
+    const resetEmail = 'reset.check@example.com';
+    await insertPerson(db, { email: resetEmail, name: 'Reset Check', password: 'correct horse battery', verified: true });
+    const asked = await app.inject({ method: 'POST', url: '/api/auth/forgot-password', headers: { origin: 'http://127.0.0.1:8080', 'content-type': 'application/json' }, payload: { email: resetEmail } });
+    expect(asked.statusCode, asked.body).toBe(200);
+    let resetMail: string | undefined;
+    for (let until = Date.now() + 10_000; !resetMail && Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 25))) {
+      resetMail = (await listMail(db, { to: resetEmail }))[0]?.text;
+    }
+    const resetToken = /reset-password\?token=([\w-]+)/.exec(resetMail ?? '')?.[1];
+    expect(resetToken, resetMail).toBeDefined();
+
+    const list = [...needles(photo, face), resetToken!];
 
     // Every row of every table, as stored (`row::text` covers every column of every type).
     const { rows: tables } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = 'public' order by tablename`.execute(db);

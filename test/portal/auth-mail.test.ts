@@ -48,7 +48,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
 
 const readable = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
 const signUp = (ctx: TestContext, email: string) =>
-  portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { name: 'Ada Obi', email, password: 'a long enough password', organizationName: 'Obi Lending' } });
+  portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { name: 'Ada Obi', email, organizationName: 'Obi Lending' } });
 
 describe('mail to people through SMTP (SMTP_URL set)', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
@@ -62,13 +62,13 @@ describe('mail to people through SMTP (SMTP_URL set)', () => {
     await smtp.close();
   });
 
-  it('sends the verification link and marks the mail sent', async () => {
+  it('sends the sign-up link and marks the mail sent', async () => {
     const email = `ada-${Date.now()}@example.com`;
-    expect((await signUp(ctx, email)).statusCode).toBe(201);
-    const [stored] = await listMail(ctx.database.db, { to: email });
-    const link = /http:\/\/127\.0\.0\.1:8080\/verify-email\?token=[A-Za-z0-9_-]{43}/.exec(stored!.text)![0];
+    expect((await signUp(ctx, email)).statusCode).toBe(202);
+    const stored = await until('the stored mail', async () => (await listMail(ctx.database.db, { to: email }))[0]);
+    const link = /http:\/\/127\.0\.0\.1:8080\/complete-sign-up\?token=[A-Za-z0-9_-]{43}/.exec(stored.text)![0];
     const received = await until('the mail', async () => smtp.received.find((m) => m.to.includes(email)));
-    expect(received.raw).toMatch(/^Subject: Confirm your email for Vouch/m);
+    expect(received.raw).toMatch(/^Subject: Finish creating your Vouch account/m);
     expect(readable(received.raw)).toContain(link);
     const sent = await until('sent_at', async () => (await listMail(ctx.database.db, { to: email }))[0]?.sentAt ?? undefined);
     expect(Date.parse(sent)).not.toBeNaN();
@@ -77,7 +77,7 @@ describe('mail to people through SMTP (SMTP_URL set)', () => {
 
   it('answers at once when the server refuses the mail, and keeps the error on the row', async () => {
     const email = `bounce-${Date.now()}@example.com`;
-    expect((await signUp(ctx, email)).statusCode).toBe(201);
+    expect((await signUp(ctx, email)).statusCode).toBe(202);
     const error = await until('the error', async () => (await listMail(ctx.database.db, { to: email }))[0]?.error ?? undefined);
     expect(error).toMatch(/No such user/);
     expect((await listMail(ctx.database.db, { to: email }))[0]!.sentAt).toBeNull();
@@ -103,10 +103,11 @@ describe('vouch mail list', () => {
       const res = await portal(app, undefined, {
         method: 'POST',
         url: '/api/auth/sign-up',
-        payload: { name: 'Grace', email, password: 'a long enough password', organizationName: 'Grace Ltd' },
+        payload: { name: 'Grace', email, organizationName: 'Grace Ltd' },
         headers: { origin: 'https://vouch.example.com' },
       });
-      expect(res.statusCode).toBe(201);
+      expect(res.statusCode).toBe(202);
+      // Closing waits for the mail prepared after the answer.
       await app.close();
     } finally {
       await database.close();
@@ -117,13 +118,13 @@ describe('vouch mail list', () => {
   it('prints the mails with their links, as JSON or for people, filtered by recipient', async () => {
     const mails = await cliJson<Record<string, unknown>[]>(['mail', 'list', '--json', '--to', 'GRACE@example.com'], throwaway.env);
     expect(mails).toEqual([
-      expect.objectContaining({ kind: 'verify_email', to: email, subject: 'Confirm your email for Vouch', sentAt: null, error: null, createdAt: expect.any(String) }),
+      expect.objectContaining({ kind: 'complete_sign_up', to: email, subject: 'Finish creating your Vouch account', sentAt: null, error: null, createdAt: expect.any(String) }),
     ]);
-    expect(mails[0]!.text).toMatch(/https:\/\/vouch\.example\.com\/verify-email\?token=[A-Za-z0-9_-]{43}/);
+    expect(mails[0]!.text).toMatch(/https:\/\/vouch\.example\.com\/complete-sign-up\?token=[A-Za-z0-9_-]{43}/);
     expect(await cliJson(['mail', 'list', '--json', '--to', 'nobody@example.com'], throwaway.env)).toEqual([]);
     const human = await runCli(['mail', 'list'], throwaway.env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^#1 {2}verify_email {2}\S+ {2}to grace@example\.com {2}not sent$/m);
-    expect(human.stdout).toContain('https://vouch.example.com/verify-email?token=');
+    expect(human.stdout).toMatch(/^#1 {2}complete_sign_up {2}\S+ {2}to grace@example\.com {2}not sent$/m);
+    expect(human.stdout).toContain('https://vouch.example.com/complete-sign-up?token=');
   }, SLOW);
 });

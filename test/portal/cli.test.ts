@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { openKeyringIfConfigured } from '../../src/platform/crypto/open.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import type { Database } from '../../src/platform/db/database.js';
@@ -10,10 +11,13 @@ import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type Throwaw
 // Every command spawns `vouch` as built for the run (test/global-setup.ts): seconds each.
 const SLOW = 120_000;
 
-/** Opens the CLI's database in this process between commands (the embedded one allows one process at a time). */
+/** Opens the CLI's database in this process between commands (the embedded one allows one process at a time), with its keyring as the CLI does. */
 async function withDb<T>(env: CliEnv, work: (database: Database) => Promise<T>): Promise<T> {
-  const database = await openConfiguredDatabase(loadConfig(env));
+  const config = loadConfig(env);
+  const database = await openConfiguredDatabase(config);
   try {
+    await migrate(database.db);
+    await openKeyringIfConfigured(database, config);
     return await work(database);
   } finally {
     await database.close();

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +74,7 @@ describe('the endpoint of each mode', () => {
     expect(await ok(owner, org.id, { method: 'GET', path: '/webhooks' })).toEqual({
       mode: 'test',
       url: null,
+      signing: null,
       secretHint: null,
       createdAt: null,
       updatedAt: null,
@@ -83,6 +85,7 @@ describe('the endpoint of each mode', () => {
     expect(set).toEqual({
       mode: 'test',
       url: receiver.url,
+      signing: 'standard',
       secretHint: expect.stringMatching(/^whsec_….{4}$/),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -135,6 +138,68 @@ describe('the endpoint of each mode', () => {
         expect(res.json().message).toBe('url resolves to a loopback or private network address, which is not allowed');
       }
     });
+  });
+});
+
+describe('signing (standard, verifyme, both)', () => {
+  it('signs the way the endpoint chose: x-verifyme-signature is the hex HMAC-SHA512 of the raw body keyed with the whole secret', async () => {
+    const { org, owner } = await portalOrg(ctx.database.db);
+    const developer = await member(org.id, 'developer');
+    const set = await ok(developer, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload: { url: receiver.url, signing: 'verifyme' } });
+    expect(set.signing).toBe('verifyme');
+    const { secret } = await ok(developer, org.id, { method: 'POST', path: '/webhooks/secret/reveal?mode=test' });
+
+    const send = async () => {
+      const sent = await ok(developer, org.id, { method: 'POST', path: '/webhooks/test?mode=test' }, 201);
+      return receiver.waitFor((r) => r.id === sent.webhookId);
+    };
+    const verifyme = await send();
+    expect(verifyme.headers['x-verifyme-signature']).toMatch(/^[0-9a-f]{128}$/);
+    expect(receiver.verifyVerifyme(verifyme, secret)).toBe(true);
+    expect(verifyme.headers['webhook-signature']).toBeUndefined();
+    expect(verifyme.headers['webhook-id']).toBe(verifyme.id);
+    expect(receiver.verify(verifyme, secret)).toBe(false);
+    // The key is the secret as pasted, not the bytes Standard Webhooks decodes from it.
+    const decoded = createHmac('sha512', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(verifyme.rawBody).digest('hex');
+    expect(verifyme.headers['x-verifyme-signature']).not.toBe(decoded);
+
+    // A URL change alone keeps the choice.
+    expect((await ok(developer, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload: { url: receiver.url } })).signing).toBe('verifyme');
+    expect((await ok(developer, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload: { url: receiver.url, signing: 'both' } })).signing).toBe('both');
+    const both = await send();
+    expect(receiver.verify(both, secret)).toBe(true);
+    expect(receiver.verifyVerifyme(both, secret)).toBe(true);
+
+    // After a rotation the VerifyMe header carries the new secret's signature, the old one a header of its own.
+    const rotated = await ok(developer, org.id, { method: 'POST', path: '/webhooks/secret/rotate?mode=test' });
+    const overlap = await send();
+    expect(receiver.verifyVerifyme(overlap, rotated.secret)).toBe(true);
+    expect(receiver.verifyVerifyme(overlap, secret, 'x-verifyme-signature-previous')).toBe(true);
+    expect(receiver.verify(overlap, secret) && receiver.verify(overlap, rotated.secret)).toBe(true);
+
+    await ok(developer, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload: { url: receiver.url, signing: 'standard' } });
+    const standard = await send();
+    expect(receiver.verify(standard, rotated.secret)).toBe(true);
+    expect(standard.headers['x-verifyme-signature']).toBeUndefined();
+
+    const changes = (await auditOf(org.id)).filter((a) => a.action === 'webhook.signing_set');
+    expect(changes).toEqual([
+      { action: 'webhook.signing_set', actor_kind: 'member', target: 'test webhook', before: { signing: null }, after: { signing: 'verifyme' } },
+      { action: 'webhook.signing_set', actor_kind: 'member', target: 'test webhook', before: { signing: 'verifyme' }, after: { signing: 'both' } },
+      { action: 'webhook.signing_set', actor_kind: 'member', target: 'test webhook', before: { signing: 'both' }, after: { signing: 'standard' } },
+    ]);
+  });
+
+  it('refuses a signing it does not know with a style A 400, changing nothing', async () => {
+    const { org, owner } = await portalOrg(ctx.database.db);
+    await ok(owner, org.id, { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 'https://hooks.example.com/vouch', signing: 'both' } });
+    for (const signing of ['hmac', 'VERIFYME', '', 1, null]) {
+      const res = await call(owner, org.id, { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 'https://hooks.example.com/other', signing } });
+      expect(res.statusCode, String(signing)).toBe(400);
+      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('signing') });
+    }
+    expect(await ok(owner, org.id, { method: 'GET', path: '/webhooks?mode=live' })).toMatchObject({ url: 'https://hooks.example.com/vouch', signing: 'both' });
+    expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['webhook.url_set', 'webhook.signing_set']);
   });
 });
 
@@ -208,6 +273,7 @@ describe('test events and the delivery log', () => {
           nextAttemptAt: null,
           createdAt: expect.any(String),
           deliveredAt: expect.any(String),
+          sendable: true,
         },
       ],
       total: 1,
@@ -313,6 +379,7 @@ describe('roles and tenants', () => {
     const writes: Call[] = [
       { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 'https://evil.example.com/' } },
       { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 42 } },
+      { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 'https://hooks.example.com/vouch', signing: 'verifyme' } },
       { method: 'POST', path: '/webhooks/secret/reveal?mode=live' },
       { method: 'POST', path: '/webhooks/secret/rotate?mode=live' },
       { method: 'POST', path: '/webhooks/test?mode=live' },
@@ -323,7 +390,7 @@ describe('roles and tenants', () => {
       expect(res.statusCode, write.path).toBe(403);
       expect(res.json()).toMatchObject({ status: 'error', code: 'FORBIDDEN' });
     }
-    expect((await ok(owner, org.id, { method: 'GET', path: '/webhooks?mode=live' })).url).toBe('https://hooks.example.com/vouch');
+    expect(await ok(owner, org.id, { method: 'GET', path: '/webhooks?mode=live' })).toMatchObject({ url: 'https://hooks.example.com/vouch', signing: 'standard' });
     expect((await ok(owner, org.id, { method: 'GET', path: `/webhook-deliveries/${id}?mode=live` })).status).toBe('failed');
   });
 
@@ -335,6 +402,7 @@ describe('roles and tenants', () => {
     const everything: Call[] = [
       { method: 'GET', path: '/webhooks' },
       { method: 'PUT', path: '/webhooks', payload: { url: 'https://evil.example.com/' } },
+      { method: 'PUT', path: '/webhooks', payload: { url: 'https://hooks.example.com/a', signing: 'verifyme' } },
       { method: 'POST', path: '/webhooks/secret/reveal' },
       { method: 'POST', path: '/webhooks/secret/rotate' },
       { method: 'POST', path: '/webhooks/test' },
@@ -351,7 +419,7 @@ describe('roles and tenants', () => {
     // Its own organization's path with the other's delivery id.
     expect((await call(other.owner, other.org.id, { method: 'GET', path: `/webhook-deliveries/${id}` })).statusCode).toBe(404);
     expect((await call(other.owner, other.org.id, { method: 'POST', path: `/webhook-deliveries/${id}/resend` })).statusCode).toBe(404);
-    expect((await ok(owner, org.id, { method: 'GET', path: '/webhooks' })).url).toBe('https://hooks.example.com/a');
+    expect(await ok(owner, org.id, { method: 'GET', path: '/webhooks' })).toMatchObject({ url: 'https://hooks.example.com/a', signing: 'standard' });
     expect(await auditOf(other.org.id)).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { openFileStore } from '../../src/files/open-store.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { protectionOf } from '../../src/platform/crypto/fields.js';
 import { applyRetention, getRetention, type RetentionCounts } from '../../src/privacy/retention.js';
-import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
+import { bearer, buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
 import { operatorUser, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
 import { after, DAY, storedFiles, visitedAddress } from './fixtures.js';
 
@@ -25,7 +25,7 @@ let operator: PortalUser;
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-retention-'));
-  ctx = await buildTestContext({ config: { dataDir } });
+  ctx = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
   store = openFileStore(testConfig({ dataDir }), protectionOf(ctx.database.db));
   operator = await operatorUser(ctx.app, ctx.database.db);
   await importRegistry(ctx.database.db, Readable.from([JSON.stringify({ type: 'bvn', record: PERSON })]));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { formFields, open, submit, textOf, type Page } from './browser.js';
 import { client, deliveriesOf, EMPLOYMENT_BODY, IN_PROGRESS, linkOf, notVerified, TIMESTAMP, VERIFIED } from './fixtures.js';
 
@@ -33,7 +33,7 @@ describe('employer respondent page (real sockets)', () => {
   let org: Awaited<ReturnType<TestContext['org']>>;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     org = await t.org({ name: 'Kudi Loans' });

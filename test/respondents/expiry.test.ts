@@ -7,7 +7,7 @@ import { guarantorExpiryTask } from '../../src/guarantors/expiry.js';
 import { expireUnansweredGuarantors } from '../../src/guarantors/service.js';
 import { LINK_TTL_MS } from '../../src/respondents/links.js';
 import { startWorker } from '../../src/worker.js';
-import { buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
 import { open } from './browser.js';
 import { client, deliveriesOf, EMPLOYMENT_BODY, GUARANTOR_BODY, IN_PROGRESS, linkOf, notVerified, TEST_NIN } from './fixtures.js';
 
@@ -19,7 +19,7 @@ describe('links that expire unanswered', () => {
   let org: Awaited<ReturnType<TestContext['org']>>;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     org = await t.org({ riskLevel: 'LOW' });
   });

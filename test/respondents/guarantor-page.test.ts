@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { hashToken } from '../../src/respondents/links.js';
-import { buildTestContext, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { open, submit, textOf, type Page } from './browser.js';
 import { client, deliveriesOf, GUARANTOR_BODY, IN_PROGRESS, linkOf, notVerified, TEST_NIN, VERIFIED } from './fixtures.js';
 
@@ -17,7 +17,7 @@ describe('guarantor respondent page (real sockets)', () => {
   let org: Awaited<ReturnType<TestContext['org']>>;
 
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     org = await t.org({ riskLevel: 'LOW', fund: 1_000_000, name: 'Kudi Loans' });

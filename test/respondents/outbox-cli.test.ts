@@ -16,17 +16,19 @@ describe('vouch outbox', () => {
 
   beforeAll(async () => {
     throwaway = await throwawayEnv();
-    // Two verifications created through the API of an app on the CLI's database, then closed.
+    // Two test-mode verifications and a live one created through the API of an app on the CLI's database, then closed.
     const config = loadConfig(throwaway.env);
     const database = await openConfiguredDatabase(config);
     try {
       await migrate(database.db);
       const app = await buildApp({ config: testConfig({ publicUrl: 'https://vouch.example.com', logLevel: 'silent' }), database });
-      const org = await new AccountsService(database.db).create({ name: 'Kudi Loans', enabled: true, riskLevel: 'LOW' });
+      const org = await new AccountsService(database.db).create({ name: 'Kudi Loans', enabled: true, riskLevel: 'LOW', fund: 100_000 });
       const guarantor = await app.inject({ method: 'POST', url: '/v1/verifications/guarantors', headers: bearer(org.testSecret), payload: GUARANTOR_BODY });
       expect(guarantor.statusCode).toBe(201);
       const employment = await app.inject({ method: 'POST', url: '/v1/verifications/employments', headers: bearer(org.testSecret), payload: EMPLOYMENT_BODY });
       expect(employment.statusCode).toBe(201);
+      const live = await app.inject({ method: 'POST', url: '/v1/verifications/employments', headers: bearer(org.liveSecret), payload: { ...EMPLOYMENT_BODY, employerEmail: 'hr@live.example.com' } });
+      expect(live.statusCode).toBe(201);
       await app.close();
     } finally {
       await database.close();
@@ -36,19 +38,28 @@ describe('vouch outbox', () => {
 
   it('lists the messages newest first as one JSON document, links included', async () => {
     const messages = await cliJson<Record<string, unknown>[]>(['outbox', 'list', '--json'], throwaway.env);
-    expect(messages).toHaveLength(2);
-    expect(messages.map((m) => [m.kind, m.to])).toEqual([
-      ['employer_request', 'hr@kolanut.example.com'],
-      ['guarantor_request', 'babatunde@example.com'],
+    expect(messages).toHaveLength(3);
+    expect(messages.map((m) => [m.kind, m.to, m.mode])).toEqual([
+      ['employer_request', 'hr@live.example.com', 'live'],
+      ['employer_request', 'hr@kolanut.example.com', 'test'],
+      ['guarantor_request', 'babatunde@example.com', 'test'],
     ]);
-    expect(messages[1]).toMatchObject({ mode: 'test', sentAt: null, error: null, subject: 'Kudi Loans: will you stand as guarantor for Adaeze Okonkwo?' });
-    expect(messages[1]!.link).toMatch(/^https:\/\/vouch\.example\.com\/respond\/[A-Za-z0-9_-]{43}$/);
-    expect(messages[1]!.text).toContain(messages[1]!.link as string);
-    const one = await cliJson<unknown[]>(['outbox', 'list', '--limit', '1', '--unsent', '--json'], throwaway.env);
-    expect(one).toHaveLength(1);
+    expect(messages[2]).toMatchObject({ mode: 'test', sentAt: null, error: null, subject: 'Kudi Loans: will you stand as guarantor for Adaeze Okonkwo?' });
+    expect(messages[2]!.link).toMatch(/^https:\/\/vouch\.example\.com\/respond\/[A-Za-z0-9_-]{43}$/);
+    expect(messages[2]!.text).toContain(messages[2]!.link as string);
+    // What an operator still has to pass on: live messages only, test-mode ones are never sent.
+    const unsent = await cliJson<Record<string, unknown>[]>(['outbox', 'list', '--unsent', '--json'], throwaway.env);
+    expect(unsent.map((m) => m.to)).toEqual(['hr@live.example.com']);
     const human = await runCli(['outbox', 'list'], throwaway.env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toContain('to babatunde@example.com  (not sent)');
+    expect(human.stdout).toContain('to babatunde@example.com  (test mode: never sent, shown in the sandbox outbox)');
+    expect(human.stdout).toContain('to hr@live.example.com  (not sent)');
+  }, SLOW);
+
+  it('never sends a test-mode message, even when asked by id', async () => {
+    const [, testMessage] = await cliJson<{ id: number }[]>(['outbox', 'list', '--json'], throwaway.env);
+    const result = await runCli(['outbox', 'send', String(testMessage!.id)], { ...throwaway.env, SMTP_URL: 'smtp://127.0.0.1:9' });
+    expectFailure(result, /test-mode message: test mode never sends mail/);
   }, SLOW);
 
   it('refuses a bad limit, and sending without SMTP_URL, with one line', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agents/service.js';
 import { listMail } from '../../src/portal/mail.js';
 import { ADDRESS_BODY, deliveriesOf, multipartBody } from '../agents/fixtures.js';
-import { bearer } from '../helpers/app.js';
+import { bearer, NOWHERE_WEBHOOK_URL } from '../helpers/app.js';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
 import { operatorUser } from '../helpers/portal.js';
 
@@ -22,7 +22,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-console-agents-web-'));
-  web = await buildWebContext({ config: { dataDir } });
+  web = await buildWebContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
 }, 90_000);
 afterAll(async () => {
   await web?.close();

@@ -1,9 +1,10 @@
+import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/console/operators.js';
 import { Funding } from '../../src/portal/billing/service.js';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
-import { operatorUser, portal, portalOrg } from '../helpers/portal.js';
+import { enrolTotp, operatorUser, portal, portalOrg } from '../helpers/portal.js';
 
 /**
  * The operator console as an operator uses it: made by `vouch operator create`, they set a password
@@ -63,6 +64,15 @@ describe('the operator console', () => {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel(/^Password/).fill('operator password 1');
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // The console acts only with two-factor on: it is the first thing asked.
+    await expect.poll(seen(page, 'Set up two-factor authentication first'), { timeout: 15_000 }).toBe(true);
+    await page.getByRole('button', { name: 'Set up two-factor' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Key for typing into the app' }).inputValue();
+    await page.getByLabel('Code from the app').fill(await generate({ secret }));
+    await page.getByLabel('Your password').fill('operator password 1');
+    await page.getByRole('button', { name: 'Turn on two-factor' }).click();
+    await expect.poll(seen(page, 'Your recovery codes'), { timeout: 15_000 }).toBe(true);
+    await page.getByRole('button', { name: 'I have kept them' }).click();
     await expect.poll(seen(page, 'Vouch console'), { timeout: 15_000 }).toBe(true);
     await expect.poll(seen(page, org.name), { timeout: 15_000 }).toBe(true);
     expect(await page.getByRole('table', { name: 'Access requests' }).getByText('LOW · FULL').first().isVisible()).toBe(true);
@@ -110,6 +120,7 @@ describe('the operator console', () => {
     const signIn = await post('/api/auth/sign-in', { email, password: 'operator password 2' });
     expect(signIn.statusCode).toBe(200);
     const session = signIn.cookies.find((c) => c.name === name)!;
+    await enrolTotp(web.app, { personId: created.id, email, password: 'operator password 2', cookie: `${name}=${session.value}` }, { origin: web.baseUrl });
     const operator = await web.newPage({ phone: true });
     await operator.context.addCookies([{ name, value: session.value, url: web.baseUrl }]);
     await operator.page.goto('/console');

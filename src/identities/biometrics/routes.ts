@@ -6,10 +6,11 @@ import { requireAuth } from '../../platform/auth.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { addToFingerprint } from '../../platform/idempotency.js';
+import { refuseControlCharacters, unreadableForm } from '../../platform/input.js';
 import { ConsentHeaders, lookupConsent } from '../../consent/consent.js';
-import { IDENTITY_BILLABLES, maskIdentifier, skipsCache, type IdentityLookups } from '../lookups.js';
+import { IDENTITY_BILLABLES, skipsCache, type IdentityLookups } from '../lookups.js';
 import type { Registry } from '../registry/registry.js';
-import { refuseUnfunded } from './funds.js';
+import { FaceMatchCapacity, type FaceMatchCaps } from './capacity.js';
 import { decodeForDetection, ImageError, MAX_IMAGE_BYTES, type DecodedImage } from './image.js';
 import { FaceMatcher, type BiometricIdType } from './matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS, PhotoFetchError } from './photo-url.js';
@@ -54,14 +55,17 @@ function tooLarge(what = 'The photo'): ApiError {
   return new ApiError('PAYLOAD_TOO_LARGE', `${what} is larger than ${MB} (${MAX_IMAGE_BYTES} bytes), the limit for a biometrics image`);
 }
 
-function parseIdType(raw: string): BiometricIdType {
+function parseIdType(raw: unknown): BiometricIdType {
+  // A request with neither JSON nor a form has no schema to answer for it.
+  if (typeof raw !== 'string') throw invalid(`idType is required: one of ${ID_TYPES.join(', ')}`);
   const idType = raw.trim().toLowerCase() as BiometricIdType;
   if (!ID_TYPES.includes(idType)) throw invalid(`idType must be one of ${ID_TYPES.join(', ')}`);
   return idType;
 }
 
 /** The registry key for the number: digits for BVN and NIN, letters and digits for a license. */
-function parseIdNumber(idType: BiometricIdType, raw: string): string {
+function parseIdNumber(idType: BiometricIdType, raw: unknown): string {
+  if (typeof raw !== 'string') throw invalid('idNumber is required');
   if (idType === 'frsc') {
     const license = raw.replace(/[\s-]+/g, '').toUpperCase();
     if (!/^[A-Z0-9]{6,20}$/.test(license)) throw invalid('idNumber must be a drivers license number of 6 to 20 letters and digits');
@@ -125,6 +129,8 @@ export interface BiometricsRoutesOptions {
   lookups: IdentityLookups;
   /** VOUCH_ALLOW_PRIVATE_URLS: let photoUrl reach loopback and private addresses (development, tests). */
   allowPrivateUrls: boolean;
+  /** The face matches one organization and the whole process may run at once (src/config.ts). */
+  faceMatchCaps: FaceMatchCaps;
   matcher?: FaceMatcher;
 }
 
@@ -132,6 +138,7 @@ export interface BiometricsRoutesOptions {
 export async function biometricsRoutes(app: FastifyInstance, options: BiometricsRoutesOptions): Promise<void> {
   const { db, lookups, allowPrivateUrls } = options;
   const matcher = options.matcher ?? new FaceMatcher();
+  const capacity = new FaceMatchCapacity(options.faceMatchCaps);
   /** The uploaded file of a multipart request, kept apart from the validated fields. */
   const uploads = new WeakMap<FastifyRequest, Buffer>();
 
@@ -168,8 +175,9 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       const code = (error as { code?: string }).code;
       if (code === 'FST_FILES_LIMIT') throw invalid('Send one file, the photo');
       if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') throw invalid('The form has too many fields; send idType, idNumber and photo or photoUrl');
-      throw error;
+      throw unreadableForm(error);
     }
+    refuseControlCharacters(fields, 'body');
     request.body = fields;
   });
 
@@ -214,7 +222,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       tags: ['Identity lookups'],
       operationId: 'matchBiometrics',
       summary: 'Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)',
-      description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
+      description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with \`Retry-After\`. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
       security: [{ bearer: [] }],
       headers: ConsentHeaders,
       consumes: ['multipart/form-data', 'application/json'],
@@ -229,23 +237,24 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     const idNumber = parseIdNumber(idType, body.idNumber);
     const source = photoSource(request, body);
     const { orgId, mode, payloadType } = request.auth;
-    const billable = IDENTITY_BILLABLES.biometrics;
     const { record, matching } = await lookups.run(request.auth, {
-      billable,
+      billable: IDENTITY_BILLABLES.biometrics,
       identifier: idNumber,
       noCache: skipsCache(request.headers),
       consent: lookupConsent(request),
-      // The photo is fetched and read only for a known identity, and only when the wallet can pay.
-      // Throwing here (no face, a bad image, a failed fetch, no photo on record) leaves the lookup uncharged.
-      find: async (registry) => {
-        const record = await findPerson(registry, idType, idNumber);
-        if (!record) return undefined;
-        if (!record.photo) throw new ApiError('UNPROCESSABLE', 'The identity has no photo on record to compare with');
-        await refuseUnfunded(db, { orgId, mode, billable, subject: maskIdentifier(idNumber) });
-        const image = await suppliedImage(source);
-        const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, image);
-        return { record, matching };
-      },
+      // Runs only when the wallet can pay (lookups.run). The place is taken before the identity is
+      // looked up, so a refusal (429, 503) says nothing about whether the number exists. The photo is
+      // fetched and read only for a known identity; throwing here (no face, a bad image, a failed
+      // fetch, no photo on record) leaves the lookup uncharged.
+      find: (registry) =>
+        capacity.run(orgId, async () => {
+          const record = await findPerson(registry, idType, idNumber);
+          if (!record) return undefined;
+          if (!record.photo) throw new ApiError('UNPROCESSABLE', 'The identity has no photo on record to compare with');
+          const image = await suppliedImage(source);
+          const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, image);
+          return { record, matching };
+        }),
       notFound: () => new ApiError('NOT_FOUND_ERROR', NOT_FOUND[idType], { style: 'C' }),
     });
     return { status: 'success' as const, data: render(idType, idNumber, record, matching, idType === 'nin' && payloadType === 'HALF') };

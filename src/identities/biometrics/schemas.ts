@@ -50,4 +50,6 @@ export const BiometricsResponses = {
   413: ErrorStyleB,
   415: ErrorStyleB,
   422: ErrorStyleB,
+  429: ErrorStyleB,
+  503: ErrorStyleB,
 };

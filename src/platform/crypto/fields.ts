@@ -37,6 +37,8 @@ export const PROTECTED_COLUMNS: Record<string, Record<string, 'json' | 'value'>>
   field_tasks: { held_report: 'json' },
   field_report_keys: { response: 'json' },
   outbox_messages: { recipient: 'value', subject: 'value', text: 'value', html: 'value', link: 'value', error: 'value' },
+  mail_messages: { recipient: 'value', subject: 'value', text: 'value', html: 'value', error: 'value' },
+  pending_sign_ups: { email: 'value', name: 'value', organization_name: 'value' },
   webhook_deliveries: { payload: 'json' },
   idempotency_keys: { body: 'value' },
   lookup_consents: { consent_reference: 'value' },

@@ -28,6 +28,7 @@ const PRIMARY_KEYS: Record<string, string[]> = {
   field_tasks: ['kind', 'verification_id'],
   field_report_keys: ['agent_id', 'key'],
   outbox_messages: ['id'],
+  mail_messages: ['id'],
   webhook_deliveries: ['id'],
   idempotency_keys: ['org_id', 'mode', 'key'],
   lookup_consents: ['usage_id'],

@@ -35,7 +35,7 @@ function isRunning(pid: number): boolean {
  * PGlite is a single-process database: two processes opening one data folder would corrupt it.
  * A lock file holding the owner's pid turns that into a clear refusal.
  */
-function lockDataDir(dir: string): () => void {
+export function lockDataDir(dir: string): () => void {
   fs.mkdirSync(dir, { recursive: true });
   const lockFile = path.join(dir, 'vouch.lock');
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -109,7 +109,8 @@ export interface WebhookDeliveriesTable {
   org_id: string;
   mode: Mode;
   event_type: string;
-  payload: ColumnType<Record<string, unknown>, string, string>;
+  /** The body as sent; null for an event that happened while the scope had no endpoint (0024): it is never sent. */
+  payload: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined, WebhookDeliveryStatus>;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;

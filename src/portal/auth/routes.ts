@@ -7,13 +7,18 @@ import { requireSession, sessionOf } from '../guard.js';
 import type { AreaOptions } from '../plugin.js';
 import { Done, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
 import { revokeSession, SESSION_COOKIE, sessionCookie } from '../sessions.js';
-import { AuthService, LockedError } from './service.js';
+import { LockedError } from './second-factor.js';
+import { AuthService } from './service.js';
 import { perIpLimit } from './throttle.js';
 
 const tags = [PORTAL_TAG];
 const Email = Type.String({ maxLength: 254, description: 'Email address' });
 const Password = Type.String({ maxLength: 200 });
 const Token = Type.String({ maxLength: 100, description: 'The token of the mailed link' });
+const Code = Type.String({ maxLength: 20, description: 'A 6-digit code of the authenticator app, or a recovery code' });
+const RecoveryCodes = Type.Object({
+  recoveryCodes: Type.Array(Type.String(), { description: 'One-time codes to sign in without the app; shown this once, stored hashed' }),
+});
 
 /** Sends a locked account's Retry-After with its 429. */
 async function untilUnlocked<T>(reply: FastifyReply, work: Promise<T>): Promise<T> {
@@ -28,14 +33,16 @@ async function untilUnlocked<T>(reply: FastifyReply, work: Promise<T>): Promise<
 /** Sign-up, sign-in, email verification, password reset, and the signed-in person's own security. */
 export async function authRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const auth = new AuthService(db, mail, config.publicUrl);
+  const auth = new AuthService(db, mail, config.publicUrl, app.log);
+  app.addHook('onClose', () => auth.settle());
   // Guards run as preValidation: who may call is answered before the body is judged, and a
   // malformed attempt counts towards the per-IP limit like any other.
   const signedIn = requireSession(db);
 
   const client = (request: FastifyRequest) => ({ userAgent: request.headers['user-agent'], ip: request.ip });
-  // One budget per IP across these routes: guessing passwords and filling mailboxes cost alike.
-  const throttled = perIpLimit();
+  // One budget per client address across these routes: guessing passwords and filling mailboxes
+  // cost alike. request.ip is the client's address behind the trusted proxies.
+  const throttled = perIpLimit(db);
   const setCookie = (reply: FastifyReply, token: string) => reply.setCookie(SESSION_COOKIE, token, sessionCookie(config.publicUrl));
 
   app.post(
@@ -45,13 +52,34 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       schema: {
         tags,
         operationId: 'portalSignUp',
-        summary: 'Create an account and a new organization (not yet enabled for live API access), and sign in',
-        body: Type.Object({ name: Type.String({ maxLength: 120 }), email: Email, password: Password, organizationName: Type.String({ maxLength: 120 }) }),
+        summary: 'Start a sign-up: the address is mailed a link that finishes it (the answer is the same whether the address has an account or not)',
+        description:
+          'A new address is mailed a link to /complete-sign-up, where the password is chosen and the account and its organization are made. ' +
+          'An address that already has an account is mailed a note to sign in or reset the password instead. No session is started here.',
+        body: Type.Object({ name: Type.String({ maxLength: 120 }), email: Email, organizationName: Type.String({ maxLength: 120 }) }),
+        response: { 202: Done, ...portalErrors(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      auth.signUp(request.body);
+      return reply.status(202).send({ ok: true as const });
+    },
+  );
+
+  app.post(
+    '/auth/complete-sign-up',
+    {
+      preValidation: throttled,
+      schema: {
+        tags,
+        operationId: 'portalCompleteSignUp',
+        summary: 'Finish a sign-up with the token of the mailed link and a password: the account and a new organization (not yet enabled for live API access), signed in',
+        body: Type.Object({ token: Token, password: Password }),
         response: { 201: Type.Object({ personId: Type.String(), orgId: Type.String() }), ...portalErrors(400, 409, 429) },
       },
     },
     async (request, reply) => {
-      const { personId, orgId, session } = await auth.signUp(request.body, client(request));
+      const { personId, orgId, session } = await auth.completeSignUp(request.body.token, request.body.password, client(request));
       setCookie(reply, session.token);
       return reply.status(201).send({ personId, orgId });
     },
@@ -83,9 +111,10 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       schema: {
         tags,
         operationId: 'portalSignInTotp',
-        summary: 'Finish a sign-in with the 6-digit code of the authenticator app',
+        summary: 'Finish a sign-in with the 6-digit code of the authenticator app, or a recovery code',
+        description: 'Five wrong codes in a row lock the second step for 15 minutes (each further five, twice as long) and end the waiting sign-in.',
         security: sessionSecurity,
-        body: Type.Object({ code: Type.String({ maxLength: 10 }) }),
+        body: Type.Object({ code: Code }),
         response: { 200: Done, ...portalErrors(400, 401, 429) },
       },
     },
@@ -167,7 +196,7 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       },
     },
     async (request) => {
-      await auth.forgotPassword(request.body.email);
+      auth.forgotPassword(request.body.email);
       return { ok: true as const };
     },
   );
@@ -180,12 +209,13 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
         tags,
         operationId: 'portalResetPassword',
         summary: 'Set a new password with the token of the mailed link; every session ends',
-        body: Type.Object({ token: Token, password: Password }),
+        description: 'With two-factor on, `code` (of the app, or a recovery code) is required too. Every other reset link of the person stops working.',
+        body: Type.Object({ token: Token, password: Password, code: Type.Optional(Code) }),
         response: { 200: Done, ...portalErrors(400, 429) },
       },
     },
-    async (request) => {
-      await auth.resetPassword(request.body.token, request.body.password);
+    async (request, reply) => {
+      await untilUnlocked(reply, auth.resetPassword(request.body.token, request.body.password, request.body.code));
       return { ok: true as const };
     },
   );
@@ -323,15 +353,34 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       schema: {
         tags,
         operationId: 'portalEnableTotp',
-        summary: 'Turn two-factor on with a code from the app',
+        summary: 'Turn two-factor on with your password and a code from the app; your other devices are signed out',
+        description: 'The answer carries ten one-time recovery codes, shown this once.',
         security: sessionSecurity,
-        body: Type.Object({ code: Type.String({ maxLength: 10 }) }),
-        response: { 200: Done, ...portalErrors(400, 401, 409) },
+        body: Type.Object({ password: Password, code: Code }),
+        response: { 200: RecoveryCodes, ...portalErrors(400, 401, 409) },
       },
     },
     async (request) => {
-      await auth.enableTotp(request.portal.person.id, request.body.code);
-      return { ok: true as const };
+      const { person, sessionId } = request.portal;
+      return { recoveryCodes: await auth.enableTotp(person.id, sessionId, request.body.password, request.body.code) };
+    },
+  );
+
+  app.post(
+    '/account/totp/recovery-codes',
+    {
+      preValidation: signedIn,
+      schema: {
+        tags,
+        operationId: 'portalRegenerateRecoveryCodes',
+        summary: 'New recovery codes (password and a current code); the old ones stop working',
+        security: sessionSecurity,
+        body: Type.Object({ password: Password, code: Code }),
+        response: { 200: RecoveryCodes, ...portalErrors(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      return { recoveryCodes: await untilUnlocked(reply, auth.regenerateRecoveryCodes(request.portal.person.id, request.body.password, request.body.code)) };
     },
   );
 
@@ -342,14 +391,14 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       schema: {
         tags,
         operationId: 'portalDisableTotp',
-        summary: 'Turn two-factor off (password and a current code)',
+        summary: 'Turn two-factor off (password and a current code or a recovery code)',
         security: sessionSecurity,
-        body: Type.Object({ password: Password, code: Type.String({ maxLength: 10 }) }),
-        response: { 200: Done, ...portalErrors(400, 401, 409) },
+        body: Type.Object({ password: Password, code: Code }),
+        response: { 200: Done, ...portalErrors(400, 401, 409, 429) },
       },
     },
-    async (request) => {
-      await auth.disableTotp(request.portal.person.id, request.body.password, request.body.code);
+    async (request, reply) => {
+      await untilUnlocked(reply, auth.disableTotp(request.portal.person.id, request.body.password, request.body.code));
       return { ok: true as const };
     },
   );

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { isUuid } from '../../accounts/service.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { takeMailAllowance } from '../../respondents/mail-cap.js';
 import { audit } from '../audit.js';
 import { checkPassword } from '../auth/service.js';
 import { perIpLimit } from '../auth/throttle.js';
@@ -87,10 +88,11 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
         tags,
         operationId: 'portalInvite',
         summary: 'Invite someone by email with a role; the link in the mail is valid for 7 days',
+        description: 'Invitations count towards the live mails to people outside the organization (VOUCH_MAIL_CAP_PER_HOUR): past the cap, 429 with Retry-After and nothing is stored.',
         security: sessionSecurity,
         params: OrgParams,
         body: Type.Object({ email: Type.String({ maxLength: 254 }), role: Role }),
-        response: { 201: Invitation, ...portalErrors(400, 401, 403, 404, 409) },
+        response: { 201: Invitation, ...portalErrors(400, 401, 403, 404, 409, 429) },
       },
     },
     async (request, reply) => {
@@ -113,6 +115,8 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
       let mailId: number;
       try {
         mailId = await db.transaction().execute(async (trx) => {
+          // An invitation mails someone outside the organization: it counts towards the hourly cap (429 stores nothing).
+          await takeMailAllowance(trx, orgId, 'invitation', config.mailCapPerHour, new Date());
           // An expired invitation no longer holds the address's one open slot.
           await trx
             .updateTable('invitations')
@@ -127,6 +131,7 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
           await audit(trx, { orgId, actor: { kind: 'member', personId: request.portal.person.id }, action: 'member.invited', target: email, after: { role: request.body.role } });
           return mail.queue(trx, {
             kind: 'invitation',
+            expiresAt,
             to: email,
             subject: `${request.portal.person.name} invited you to ${org.name} on Vouch`,
             text: `Hello,\n\n${request.portal.person.name} invited you to join ${org.name} on Vouch as ${request.body.role}.\n\nAccept within 7 days:\n\n${config.publicUrl}/invitations/accept?token=${token}\n`,
@@ -255,7 +260,7 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
     return row;
   }
 
-  const throttled = perIpLimit();
+  const throttled = perIpLimit(db);
 
   app.get(
     '/invitations/:token',

@@ -6,6 +6,7 @@ import { getDelivery, listDeliveries, redeliver, redeliverFailed, type DeliveryV
 import { audit, type Actor } from '../audit.js';
 import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
 import { ModeQuery, Nullable } from '../schemas.js';
+import { maskEventBody } from './masking.js';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
 
@@ -23,6 +24,9 @@ export const DeliverySummary = Type.Object({
   nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'While pending: when the next attempt is due' })),
   createdAt: Type.String({ format: 'date-time' }),
   deliveredAt: Nullable(Type.String({ format: 'date-time' })),
+  sendable: Type.Boolean({
+    description: 'False for an event that happened while no endpoint was set for the mode: it was recorded without its body, was not sent and cannot be resent',
+  }),
 });
 
 const Attempt = Type.Object({
@@ -35,9 +39,18 @@ const Attempt = Type.Object({
 
 export const DeliveryDetail = Type.Object({
   ...DeliverySummary.properties,
-  payload: Type.Unknown({ description: 'The event body exactly as sent: {type, timestamp, data}' }),
-  attempts: Type.Array(Attempt),
+  payload: Type.Unknown({
+    description:
+      'The event body as sent ({type, timestamp, data}), with identity numbers, phone numbers, birth dates and email addresses masked; null when it was not kept (sendable false)',
+  }),
+  attempts: Type.Array(Attempt, { description: "Each attempt; the values masked in the body are masked in the receiver's answers too" }),
 });
+
+/** What a detail view showed personal data of: the verification the event reports on (none for webhook.test). */
+export interface ViewedRecord {
+  kind: string;
+  id: number;
+}
 
 export const DeliveryListQuery = Type.Object({
   mode: ModeQuery.properties.mode,
@@ -72,6 +85,7 @@ export function summary(delivery: DeliveryView): Static<typeof DeliverySummary> 
     nextAttemptAt: delivery.nextAttemptAt,
     createdAt: delivery.createdAt,
     deliveredAt: delivery.deliveredAt,
+    sendable: delivery.sendable,
   };
 }
 
@@ -91,25 +105,37 @@ export async function deliveryPage(
   return { data: rows.map(summary), ...counted, limit: query.limit, offset: query.offset, retentionDays };
 }
 
-/** One delivery of the scope with its body and attempts; another organization's or mode's id is 404, as is no delivery. */
-export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string): Promise<Static<typeof DeliveryDetail>> {
+/** One delivery of the scope; another organization's or mode's id is 404, as is no delivery. */
+async function findDelivery(db: Kysely<DB>, scope: Scope, rawId: string): Promise<DeliveryView> {
   const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : NaN;
   const delivery = Number.isSafeInteger(id) ? await getDelivery(db, id) : undefined;
   if (!delivery || delivery.orgId !== scope.orgId || delivery.mode !== scope.mode) {
     throw new ApiError('NOT_FOUND_ERROR', `No webhook delivery ${rawId.slice(0, 20)} in ${scope.mode} mode: check the mode switch`);
   }
-  const row = await db.selectFrom('webhook_deliveries').select('payload').where('id', '=', id).executeTakeFirstOrThrow();
-  return {
+  return delivery;
+}
+
+/**
+ * One delivery of the scope with its body (personal numbers masked, see masking.ts) and attempts,
+ * and the verification whose data it shows, for the access log.
+ */
+export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string): Promise<{ detail: Static<typeof DeliveryDetail>; viewed: ViewedRecord | undefined }> {
+  const delivery = await findDelivery(db, scope, rawId);
+  const row = await db.selectFrom('webhook_deliveries').select(['payload', 'resource_kind', 'resource_id']).where('id', '=', delivery.id).executeTakeFirstOrThrow();
+  const masked = maskEventBody(row.payload);
+  const detail = {
     ...summary(delivery),
-    payload: row.payload,
+    payload: masked.body ?? null,
     attempts: delivery.attempts.map((attempt) => ({
       attemptedAt: attempt.attemptedAt,
       statusCode: attempt.statusCode,
       durationMs: attempt.latencyMs,
-      error: attempt.error,
-      responseExcerpt: attempt.responseExcerpt,
+      error: masked.scrub(attempt.error),
+      responseExcerpt: masked.scrub(attempt.responseExcerpt),
     })),
   };
+  const viewed = row.payload !== null && row.resource_kind !== null && row.resource_id !== null ? { kind: row.resource_kind, id: Number(row.resource_id) } : undefined;
+  return { detail, viewed };
 }
 
 /**
@@ -118,13 +144,15 @@ export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string
  * operator's in the console are this one path. Returns the delivery as it is now.
  */
 export async function resendDelivery(db: Kysely<DB>, scope: Scope, rawId: string, actor: Actor): Promise<Static<typeof DeliverySummary>> {
-  const delivery = await deliveryDetail(db, scope, rawId);
+  const delivery = await findDelivery(db, scope, rawId);
+  if (!delivery.sendable) {
+    throw new ApiError('CONFLICT', `This ${delivery.type} event happened while no ${scope.mode} webhook URL was set: its body was not kept, so it cannot be sent. Read the record with GET instead`);
+  }
   await db.transaction().execute(async (trx) => {
     await redeliver(trx, delivery.id);
     await audit(trx, { orgId: scope.orgId, actor, action: 'webhook.resent', target: delivery.webhookId, before: { status: delivery.status }, after: { type: delivery.type, mode: scope.mode, status: 'pending' } });
   });
-  const { payload: _payload, attempts: _attempts, ...again } = await deliveryDetail(db, scope, rawId);
-  return again;
+  return summary(await findDelivery(db, scope, rawId));
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { logSessionAccess } from '../../access-log/service.js';
 import type { Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { getWebhookEndpoint, rotateWebhookSecret, setWebhookEndpoint, WebhookEndpointError, type WebhookEndpoint } from '../../webhooks/endpoints.js';
+import { DEFAULT_WEBHOOK_SIGNING, getWebhookEndpoint, rotateWebhookSecret, setWebhookEndpoint, WebhookEndpointError, type WebhookEndpoint } from '../../webhooks/endpoints.js';
 import { enqueueEvent } from '../../webhooks/events.js';
 import { audit, type Actor } from '../audit.js';
 import { modeOf, requireMember, requireSession } from '../guard.js';
@@ -13,9 +14,16 @@ import { DeliveryDetail, DeliveryListQuery, DeliveryPage, DeliverySummary, deliv
 
 const tags = [PORTAL_TAG];
 
+/** How an endpoint's deliveries are signed; the portal and the console change it (docs/webhooks.md). */
+export const WebhookSigning = Type.Union([Type.Literal('standard'), Type.Literal('verifyme'), Type.Literal('both')], {
+  description:
+    'standard: Standard Webhooks (webhook-signature); verifyme: x-verifyme-signature, the hex HMAC-SHA512 of the raw body keyed with the whole whsec_ secret, for receivers written for VerifyMe/QoreID; both: every header of the two',
+});
+
 const Endpoint = Type.Object({
   mode: Type.Union([Type.Literal('test'), Type.Literal('live')]),
   url: Nullable(Type.String({ description: 'Where the events of this mode go; null until set' })),
+  signing: Nullable(WebhookSigning),
   secretHint: Nullable(Type.String({ description: 'whsec_… and the last four characters of the signing secret' })),
   createdAt: Nullable(Type.String({ format: 'date-time' })),
   updatedAt: Nullable(Type.String({ format: 'date-time' })),
@@ -32,6 +40,7 @@ function endpointView(mode: Mode, endpoint: WebhookEndpoint | undefined, now = n
   return {
     mode,
     url: endpoint?.url ?? null,
+    signing: endpoint?.signing ?? null,
     secretHint: endpoint ? secretHint(endpoint.secret) : null,
     createdAt: endpoint?.createdAt.toISOString() ?? null,
     updatedAt: endpoint?.updatedAt.toISOString() ?? null,
@@ -79,11 +88,12 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
       schema: {
         tags,
         operationId: 'portalSetWebhook',
-        summary: "Set the mode's endpoint URL (http or https, a public address); the first set makes the signing secret, later ones keep it",
+        summary: "Set the mode's endpoint URL (http or https, a public address) and how it is signed; the first set makes the signing secret, later ones keep it",
+        description: 'Without `signing` a new endpoint signs the Standard Webhooks way and an existing one keeps its choice. Audited: the URL before and after, and a change of signing in a row of its own.',
         security: sessionSecurity,
         params: OrgParams,
         querystring: ModeQuery,
-        body: Type.Object({ url: Type.String({ maxLength: 2048 }) }),
+        body: Type.Object({ url: Type.String({ maxLength: 2048 }), signing: Type.Optional(WebhookSigning) }),
         response: { 200: Endpoint, ...portalErrors(400, 401, 403, 404) },
       },
     },
@@ -95,11 +105,17 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
         const endpoint = await setWebhookEndpoint(
           db,
           { orgId, mode },
-          { url: request.body.url },
+          { url: request.body.url, signing: request.body.signing },
           {
             allowPrivateUrls: config.allowPrivateUrls,
-            within: (trx, { before, after }) =>
-              audit(trx, { orgId, actor, action: 'webhook.url_set', target: `${mode} webhook`, before: { url: before?.url ?? null }, after: { url: after.url } }),
+            within: async (trx, { before, after }) => {
+              const target = `${mode} webhook`;
+              await audit(trx, { orgId, actor, action: 'webhook.url_set', target, before: { url: before?.url ?? null }, after: { url: after.url } });
+              // A new endpoint's default is no change of signing.
+              if (before ? before.signing !== after.signing : after.signing !== DEFAULT_WEBHOOK_SIGNING) {
+                await audit(trx, { orgId, actor, action: 'webhook.signing_set', target, before: { signing: before?.signing ?? null }, after: { signing: after.signing } });
+              }
+            },
           },
         );
         return endpointView(mode, endpoint);
@@ -231,13 +247,20 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
         tags,
         operationId: 'portalGetWebhookDelivery',
         summary: 'One delivery of the mode: the event body and every attempt (time, status code, duration, error, the start of the answer)',
+        description:
+          "Identity numbers, phone numbers, birth dates and email addresses in the body (and in the receiver's answers) are masked, for every role. Viewing a verification's event is written to the personal-data access log as a view of that verification.",
         security: sessionSecurity,
         params: DeliveryParams,
         querystring: ModeQuery,
         response: { 200: DeliveryDetail, ...portalErrors(400, 401, 404) },
       },
     },
-    async (request) => deliveryDetail(db, { orgId: request.member.orgId, mode: modeOf(request.query) }, request.params.deliveryId),
+    async (request) => {
+      const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
+      const { detail, viewed } = await deliveryDetail(db, scope, request.params.deliveryId);
+      if (viewed) await logSessionAccess(db, request, scope, viewed.kind, 'view', [viewed.id]);
+      return detail;
+    },
   );
 
   app.post(
@@ -248,10 +271,11 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
         tags,
         operationId: 'portalResendWebhookDelivery',
         summary: 'Send a delivery again now, with the same webhook-id and a fresh retry schedule (as `vouch webhook redeliver`)',
+        description: 'A delivery recorded while no endpoint was set (sendable false) has no body to send: 409.',
         security: sessionSecurity,
         params: DeliveryParams,
         querystring: ModeQuery,
-        response: { 200: DeliverySummary, ...portalErrors(400, 401, 403, 404) },
+        response: { 200: DeliverySummary, ...portalErrors(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {

@@ -22,8 +22,8 @@ interface Result<T> {
   response: Response;
 }
 
-/** Where a 401 sends the person: the sign-in page, coming back here afterwards. */
-function toSignIn(): void {
+/** Where a 401 (or a signed-out session) sends the person: the sign-in page, coming back here afterwards. */
+export function toSignIn(): void {
   const here = window.location.pathname + window.location.search;
   if (!window.location.pathname.startsWith('/login')) window.location.assign(`/login?next=${encodeURIComponent(here)}`);
 }

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Button, Card, Group, Modal, SegmentedControl, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Card, Group, Modal, SegmentedControl, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
@@ -14,6 +14,7 @@ import { NairaInput, nairaToKobo } from './money';
 
 type Detail = operations['consoleGetOrganization']['responses'][200]['content']['application/json'];
 type Webhook = Detail['webhooks'][number];
+type Signing = NonNullable<Webhook['signing']>;
 type Usage = Detail['usage'][number];
 type Kind = 'credit' | 'charge' | 'refund' | 'debit';
 
@@ -28,6 +29,13 @@ const KINDS: Record<Kind, { label: string; colour: string }> = {
   refund: { label: 'Refund', colour: 'blue' },
   debit: { label: 'Debit', colour: 'red' },
 };
+
+/** How an endpoint's deliveries are signed (docs/webhooks.md, "Signing"). */
+const SIGNINGS: { value: Signing; label: string }[] = [
+  { value: 'standard', label: 'Standard Webhooks (webhook-signature)' },
+  { value: 'verifyme', label: 'VerifyMe style (x-verifyme-signature)' },
+  { value: 'both', label: 'Both' },
+];
 
 const WEBHOOK_STATES: Record<Webhook['state'], { label: string; colour: string }> = {
   no_endpoint: { label: 'No URL set', colour: 'gray' },
@@ -156,7 +164,7 @@ export function OrganizationPage() {
       <Section id="webhooks" title="Webhooks">
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">
           {org.webhooks.map((webhook) => (
-            <WebhookCard key={webhook.mode} webhook={webhook} />
+            <WebhookCard key={webhook.mode} orgId={org.id} webhook={webhook} />
           ))}
         </SimpleGrid>
       </Section>
@@ -214,8 +222,17 @@ function Section({ id, title, description, children, actions }: { id: string; ti
   );
 }
 
-function WebhookCard({ webhook }: { webhook: Webhook }) {
+function WebhookCard({ orgId, webhook }: { orgId: string; webhook: Webhook }) {
   const state = WEBHOOK_STATES[webhook.state];
+  const queryClient = useQueryClient();
+  const setSigning = useMutation({
+    mutationFn: (signing: Signing) =>
+      unwrap(api.PUT('/api/console/organizations/{orgId}/webhooks/{mode}/signing', { params: { path: { orgId, mode: webhook.mode } }, body: { signing } })),
+    onSuccess: async (changed) => {
+      notifications.show({ color: 'teal', message: `The ${webhook.mode} webhook is now signed: ${SIGNINGS.find((s) => s.value === changed.signing)?.label}` });
+      await queryClient.invalidateQueries({ queryKey: ['console', 'organization', orgId] });
+    },
+  });
   return (
     <Card withBorder padding="sm" aria-label={`${webhook.mode} webhook`}>
       <Stack gap={4}>
@@ -228,6 +245,19 @@ function WebhookCard({ webhook }: { webhook: Webhook }) {
         <Text size="sm" ff="monospace" style={{ overflowWrap: 'anywhere' }}>
           {webhook.url ?? 'No URL set'}
         </Text>
+        {webhook.signing && (
+          <Select
+            size="xs"
+            label="Signature headers"
+            description="Changed for the next attempt of every delivery; written to the audit log"
+            data={SIGNINGS}
+            value={webhook.signing}
+            onChange={(value) => value && value !== webhook.signing && setSigning.mutate(value as Signing)}
+            allowDeselect={false}
+            disabled={setSigning.isPending}
+            error={setSigning.error ? errorMessage(setSigning.error) : undefined}
+          />
+        )}
         {webhook.failingSince && (
           <Text size="sm" c="red.8">
             Failing since {formatDateTime(webhook.failingSince)} ({webhook.consecutiveFailures} failed {webhook.consecutiveFailures === 1 ? 'attempt' : 'attempts'} in a row)

@@ -1,7 +1,9 @@
-import { Anchor, AppShell, Burger, Button, Group, NavLink, ScrollArea, Text } from '@mantine/core';
+import { Anchor, AppShell, Burger, Button, Container, Group, NavLink, ScrollArea, Stack, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { useState } from 'react';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
+import { TwoFactor } from '../portal/account/TwoFactor';
 import { useMe, useSignOut } from '../portal/context';
 
 const NAV = [
@@ -21,6 +23,8 @@ export function ConsoleLayout() {
   const me = useMe();
   const [opened, { toggle, close }] = useDisclosure();
   const path = useRouterState({ select: (state) => state.location.pathname });
+  const [gated, setGated] = useState(false);
+  const [codesKept, setCodesKept] = useState(false);
   if (me.isPending) return <LoadingState label="Loading the console…" />;
   if (me.isError) return <ErrorAlert error={me.error} onRetry={() => void me.refetch()} />;
   if (!me.data.person.operator) {
@@ -28,6 +32,24 @@ export function ConsoleLayout() {
       <EmptyState title="This is the operator console" action={<Anchor href="/">Go to your portal</Anchor>}>
         Your account is not an operator's. The console is for the staff who run this Vouch service; ask them if you need something from it.
       </EmptyState>
+    );
+  }
+  // Until two-factor is on the server refuses every console call (403): the setup is the console's
+  // first page, and stays until its recovery codes are put away.
+  if (!me.data.person.totpEnabled && !gated) setGated(true);
+  if (!me.data.person.totpEnabled || (gated && !codesKept)) {
+    return (
+      <Container size="sm" py="xl">
+        <Stack>
+          <Title order={1} size="h2">
+            Set up two-factor authentication first
+          </Title>
+          <Text>
+            The console moves customers' money, so operators use it only with two-factor authentication on. It takes a minute with an authenticator app on your phone.
+          </Text>
+          <TwoFactor onRecoveryCodesKept={() => setCodesKept(true)} />
+        </Stack>
+      </Container>
     );
   }
   return (

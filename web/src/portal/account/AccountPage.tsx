@@ -1,13 +1,14 @@
-import { Alert, Badge, Button, Card, Group, Image, PasswordInput, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, PasswordInput, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, unwrap } from '../../api/client';
 import { formatDateTime } from '../../components/format';
-import { CopyField, PageHeader } from '../../components/layout-parts';
+import { PageHeader } from '../../components/layout-parts';
 import { ErrorAlert, LoadingState } from '../../components/states';
 import { fieldError, formError } from '../auth/form-errors';
 import { useMe } from '../context';
+import { TwoFactor } from './TwoFactor';
 
 export function AccountPage() {
   return (
@@ -131,114 +132,6 @@ function Password() {
   );
 }
 
-function TwoFactor() {
-  const me = useMe();
-  const queryClient = useQueryClient();
-  const [code, setCode] = useState('');
-  const [password, setPassword] = useState('');
-  const setup = useMutation({ mutationFn: () => unwrap(api.POST('/api/account/totp/setup')) });
-  const finished = (message: string) => {
-    setCode('');
-    setPassword('');
-    setup.reset();
-    notifications.show({ color: 'teal', message });
-    void queryClient.invalidateQueries({ queryKey: ['me'] });
-  };
-  const enable = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/account/totp/enable', { body: { code: code.replace(/\s/g, '') } })),
-    onSuccess: () => finished('Two-factor authentication is on. Sign-ins now ask for a code.'),
-  });
-  const disable = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/account/totp/disable', { body: { password, code: code.replace(/\s/g, '') } })),
-    onSuccess: () => {
-      disable.reset();
-      finished('Two-factor authentication is off.');
-    },
-  });
-  const on = me.data?.person.totpEnabled ?? false;
-  const active = on ? disable : enable;
-  const general = formError(setup.error ?? active.error, ['code', 'password']);
-
-  return (
-    <Card withBorder aria-labelledby="totp-title">
-      <Stack>
-        <Group justify="space-between">
-          <Title order={2} size="h4" id="totp-title">
-            Two-factor authentication
-          </Title>
-          <Badge color={on ? 'teal' : 'gray'} variant="light">
-            {on ? 'On' : 'Off'}
-          </Badge>
-        </Group>
-        {general && (
-          <Alert color="red" role="alert">
-            {general}
-          </Alert>
-        )}
-        {on ? (
-          <form
-            onSubmit={(event) => {
-              event.preventDefault();
-              disable.mutate();
-            }}
-          >
-            <Stack>
-              <Text size="sm">Every sign-in asks for a code from your authenticator app. To turn this off, confirm with your password and a current code.</Text>
-              <Group align="flex-start" wrap="wrap">
-                <PasswordInput label="Password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fieldError(disable.error, 'password')} w={{ base: '100%', sm: 220 }} />
-                <TextInput label="Current code" inputMode="numeric" autoComplete="one-time-code" maxLength={7} value={code} onChange={(e) => setCode(e.currentTarget.value)} error={fieldError(disable.error, 'code')} w={{ base: '100%', sm: 160 }} />
-                <Button type="submit" color="red" variant="light" loading={disable.isPending} mt={{ base: 0, sm: 25 }}>
-                  Turn off two-factor
-                </Button>
-              </Group>
-            </Stack>
-          </form>
-        ) : setup.data ? (
-          <form
-            onSubmit={(event) => {
-              event.preventDefault();
-              enable.mutate();
-            }}
-          >
-            <Stack>
-              <Text size="sm">1. Scan this code with an authenticator app (Google Authenticator, 1Password, Authy…), or type the key into it.</Text>
-              <Image src={setup.data.qrDataUrl} alt="QR code to add Vouch to your authenticator app" w={200} h={200} />
-              <CopyField label="Key for typing into the app" value={setup.data.secret} />
-              <Text size="sm">2. Enter the 6-digit code the app now shows for Vouch.</Text>
-              <Group align="flex-start" wrap="wrap">
-                <TextInput
-                  label="Code from the app"
-                  inputMode="numeric"
-                  autoComplete="one-time-code"
-                  maxLength={7}
-                  value={code}
-                  onChange={(e) => setCode(e.currentTarget.value)}
-                  error={fieldError(enable.error, 'code')}
-                  w={{ base: '100%', sm: 200 }}
-                />
-                <Button type="submit" loading={enable.isPending} mt={{ base: 0, sm: 25 }}>
-                  Turn on two-factor
-                </Button>
-                <Button variant="subtle" onClick={() => setup.reset()} mt={{ base: 0, sm: 25 }}>
-                  Cancel
-                </Button>
-              </Group>
-            </Stack>
-          </form>
-        ) : (
-          <Group justify="space-between" wrap="wrap">
-            <Text size="sm">Ask for a code from your phone at every sign-in, so a stolen password alone cannot open your account.</Text>
-            <Button variant="light" loading={setup.isPending} onClick={() => setup.mutate()}>
-              Set up two-factor
-            </Button>
-          </Group>
-        )}
-      </Stack>
-    </Card>
-  );
-}
-
-/** "Chrome on Linux" from a user-agent string; the raw string stays in the title. */
 function describeDevice(userAgent: string | null): string {
   if (!userAgent) return 'Unknown device';
   const browser = /Edg\//.test(userAgent)

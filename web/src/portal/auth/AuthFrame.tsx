@@ -32,10 +32,22 @@ export function AuthFrame({ title, subtitle, children, footer }: { title: string
   );
 }
 
-/** Where to go after signing in: the `next` of the URL when it is a path of this site, else home. */
+/**
+ * Where to go after signing in: the `next` of the URL when it is a page of this site, else home.
+ * `next` is resolved as the browser would resolve it, against this page, and kept only when it
+ * lands on this origin: a test of its text alone lets `/\evil.example` through, which browsers
+ * read as `//evil.example`.
+ */
 export function nextPath(): string {
   const next = new URLSearchParams(window.location.search).get('next');
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  if (!next) return '/';
+  try {
+    const url = new URL(next, window.location.origin);
+    if (url.origin !== window.location.origin || !['http:', 'https:'].includes(url.protocol)) return '/';
+    return url.pathname + url.search + url.hash;
+  } catch {
+    return '/';
+  }
 }
 
 export function searchParam(name: string): string {

@@ -38,7 +38,7 @@ export function LoginPage() {
     return (
       <AuthFrame
         title="Two-factor authentication"
-        subtitle="Enter the 6-digit code your authenticator app shows for Vouch."
+        subtitle="Enter the 6-digit code your authenticator app shows for Vouch, or one of your recovery codes."
         footer={
           <Anchor component="button" type="button" onClick={startOver}>
             Sign in with another account
@@ -49,9 +49,8 @@ export function LoginPage() {
           <Stack>
             <TextInput
               label="Authentication code"
-              inputMode="numeric"
               autoComplete="one-time-code"
-              maxLength={7}
+              maxLength={12}
               value={code}
               onChange={(e) => setCode(e.currentTarget.value)}
               error={totp.error ? errorMessage(totp.error) : undefined}

@@ -1,27 +1,41 @@
-import { Alert, Anchor, Button, PasswordInput, Stack, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ApiRequestError, api, unwrap } from '../../api/client';
+import { api, unwrap } from '../../api/client';
 import { AuthFrame } from './AuthFrame';
 import { fieldError, formError } from './form-errors';
 
-const FIELDS = ['name', 'email', 'password', 'organizationName'] as const;
+const FIELDS = ['name', 'email', 'organizationName'] as const;
 
-/** A new account and a new organization; the person lands on Get started, signed in. */
+/**
+ * A new account and a new organization, in two steps: this form mails a link, and the link's page
+ * (CompleteSignUpPage) takes the password. The server answers the same whether or not the address
+ * has an account, so this page says the same too: check your email.
+ */
 export function SignupPage() {
-  const [form, setForm] = useState({ name: '', email: '', password: '', organizationName: '' });
+  const [form, setForm] = useState({ name: '', email: '', organizationName: '' });
   const set = (key: keyof typeof form) => (event: { currentTarget: { value: string } }) => setForm({ ...form, [key]: event.currentTarget.value });
-  const signUp = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/auth/sign-up', { body: form }), { redirectOn401: false }),
-    onSuccess: () => window.location.assign('/'),
-  });
+  const signUp = useMutation({ mutationFn: () => unwrap(api.POST('/api/auth/sign-up', { body: form }), { redirectOn401: false }) });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     signUp.mutate();
   };
-  const taken = signUp.error instanceof ApiRequestError && signUp.error.status === 409 ? signUp.error.message : undefined;
   const error = (field: (typeof FIELDS)[number]) => fieldError(signUp.error, field);
-  const general = taken ? undefined : formError(signUp.error, FIELDS);
+  const general = formError(signUp.error, FIELDS);
+  if (signUp.isSuccess) {
+    return (
+      <AuthFrame title="Check your email" footer={<Anchor href="/login">Back to sign in</Anchor>}>
+        <Stack>
+          <Alert color="teal" title="Check your email to continue" role="status">
+            We sent a message to {form.email}. Open its link within 24 hours to choose your password and finish.
+          </Alert>
+          <Text size="sm" c="dimmed">
+            No message after a few minutes? Look in your spam folder. If the address already has a Vouch account, the message says how to sign in instead.
+          </Text>
+        </Stack>
+      </AuthFrame>
+    );
+  }
   return (
     <AuthFrame
       title="Create your Vouch account"
@@ -42,28 +56,12 @@ export function SignupPage() {
           <TextInput label="Your name" autoComplete="name" value={form.name} onChange={set('name')} error={error('name')} required />
           <TextInput
             label="Work email"
+            description="We mail you a link to finish: you choose your password there"
             type="email"
             autoComplete="email"
             value={form.email}
             onChange={set('email')}
-            error={
-              taken ? (
-                <>
-                  {taken} <Anchor href="/login" size="xs">Sign in</Anchor>
-                </>
-              ) : (
-                error('email')
-              )
-            }
-            required
-          />
-          <PasswordInput
-            label="Password"
-            description="At least 10 characters; a phrase of a few words is easy to remember"
-            autoComplete="new-password"
-            value={form.password}
-            onChange={set('password')}
-            error={error('password')}
+            error={error('email')}
             required
           />
           <TextInput label="Company name" autoComplete="organization" value={form.organizationName} onChange={set('organizationName')} error={error('organizationName')} required />

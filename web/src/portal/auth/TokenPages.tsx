@@ -118,7 +118,15 @@ export function ResetPasswordPage() {
   const next = nextPath();
   const signInHref = next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`;
   const [password, setPassword] = useState('');
-  const reset = useMutation({ mutationFn: () => unwrap(api.POST('/api/auth/reset-password', { body: { token, password } }), { redirectOn401: false }) });
+  // With two-factor on, the server asks for a code too ("code is required"); the field appears then.
+  const [code, setCode] = useState('');
+  const [askCode, setAskCode] = useState(false);
+  const reset = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/auth/reset-password', { body: { token, password, ...(askCode ? { code: code.replace(/\s/g, '') } : {}) } }), { redirectOn401: false }),
+    onError: (error) => {
+      if (fieldError(error, 'code')) setAskCode(true);
+    },
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     reset.mutate();
@@ -130,7 +138,7 @@ export function ResetPasswordPage() {
       </AuthFrame>
     );
   }
-  const general = formError(reset.error, ['password']);
+  const general = formError(reset.error, ['password', 'code']);
   return (
     <AuthFrame title="Choose a new password" footer={<Anchor href={signInHref}>Back to sign in</Anchor>}>
       {reset.isSuccess ? (
@@ -159,12 +167,76 @@ export function ResetPasswordPage() {
               error={fieldError(reset.error, 'password')}
               required
             />
+            {askCode && (
+              <TextInput
+                label="Two-factor code"
+                description="Your account has two-factor authentication: the 6-digit code of your authenticator app, or a recovery code"
+                autoComplete="one-time-code"
+                maxLength={12}
+                value={code}
+                onChange={(e) => setCode(e.currentTarget.value)}
+                error={fieldError(reset.error, 'code')}
+                required
+                autoFocus
+              />
+            )}
             <Button type="submit" loading={reset.isPending} fullWidth>
               Set the new password
             </Button>
           </Stack>
         </form>
       )}
+    </AuthFrame>
+  );
+}
+
+/** The link of the sign-up mail: choose a password, and the account is made and signed in. */
+export function CompleteSignUpPage() {
+  const token = searchParam('token');
+  const [password, setPassword] = useState('');
+  const complete = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/auth/complete-sign-up', { body: { token, password } }), { redirectOn401: false }),
+    onSuccess: ({ orgId }) => {
+      localStorage.setItem(ORG_KEY, orgId);
+      window.location.assign('/');
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    complete.mutate();
+  };
+  if (!token) {
+    return (
+      <AuthFrame title="Finish creating your account" footer={<Anchor href="/signup">Sign up</Anchor>}>
+        <Text>This page needs the link from the sign-up email. Open the email and follow its link, or sign up again.</Text>
+      </AuthFrame>
+    );
+  }
+  const general = formError(complete.error, ['password']);
+  return (
+    <AuthFrame title="Finish creating your account" subtitle="Your email address is confirmed. Choose the password you will sign in with." footer={<Anchor href="/login">Sign in instead</Anchor>}>
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          {general && (
+            <Alert color="red" role="alert">
+              {general} {complete.error instanceof ApiRequestError && complete.error.status === 409 ? <Anchor href="/login">Sign in</Anchor> : <Anchor href="/signup">Sign up again</Anchor>}
+            </Alert>
+          )}
+          <PasswordInput
+            label="Choose a password"
+            description="At least 10 characters; a phrase of a few words is easy to remember"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            error={fieldError(complete.error, 'password')}
+            required
+            autoFocus
+          />
+          <Button type="submit" loading={complete.isPending} fullWidth>
+            Create account
+          </Button>
+        </Stack>
+      </form>
     </AuthFrame>
   );
 }

@@ -8,6 +8,7 @@ export function authRoutes(parent: RootRoute): AnyRoute[] {
   return [
     page('/login', () => import('./LoginPage'), 'LoginPage'),
     page('/signup', () => import('./SignupPage'), 'SignupPage'),
+    page('/complete-sign-up', () => import('./TokenPages'), 'CompleteSignUpPage'),
     page('/verify-email', () => import('./TokenPages'), 'VerifyEmailPage'),
     page('/forgot-password', () => import('./TokenPages'), 'ForgotPasswordPage'),
     page('/reset-password', () => import('./TokenPages'), 'ResetPasswordPage'),

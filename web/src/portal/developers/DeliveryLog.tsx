@@ -140,7 +140,13 @@ function DeliveryDrawer({ mode, id, onClose }: { mode: Mode; id: number; onClose
             {delivery.data.deliveredAt ? ` · delivered ${formatDateTime(delivery.data.deliveredAt)}` : ''}
             {delivery.data.nextAttemptAt ? ` · next attempt ${formatDateTime(delivery.data.nextAttemptAt)}` : ''}
           </Text>
-          {can('webhooks.manage') && (
+          {!delivery.data.sendable && (
+            <Alert color="gray" title="Not sent">
+              No {mode} webhook URL was set when this event happened, so Vouch did not keep its body (the verification record) and cannot send it. Read the
+              verification on its page or with GET.
+            </Alert>
+          )}
+          {can('webhooks.manage') && delivery.data.sendable && (
             <Stack gap={4} align="flex-start">
               <Button onClick={() => resend.mutate()} loading={resend.isPending} disabled={resend.isSuccess}>
                 {resend.isSuccess ? 'Queued again' : 'Resend'}
@@ -197,12 +203,19 @@ function DeliveryDrawer({ mode, id, onClose }: { mode: Mode; id: number; onClose
               </Table>
             </Table.ScrollContainer>
           )}
-          <Title order={3} size="h5">
-            Body
-          </Title>
-          <ScrollArea.Autosize mah={360}>
-            <Code block>{JSON.stringify(delivery.data.payload, null, 2)}</Code>
-          </ScrollArea.Autosize>
+          {delivery.data.sendable && (
+            <>
+              <Title order={3} size="h5">
+                Body
+              </Title>
+              <Text size="xs" c="dimmed">
+                Identity numbers, phone numbers, birth dates and email addresses are masked here (and in the answers above); your endpoint received them in full.
+              </Text>
+              <ScrollArea.Autosize mah={360}>
+                <Code block>{JSON.stringify(delivery.data.payload, null, 2)}</Code>
+              </ScrollArea.Autosize>
+            </>
+          )}
         </Stack>
       )}
     </Drawer>

@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, Group, Modal, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, errorMessage, unwrap } from '../../api/client';
@@ -9,7 +9,7 @@ import { fieldError, formError } from '../auth/form-errors';
 import { useCurrentOrg, useMode, type Mode } from '../context';
 import { DeliveryLog } from './DeliveryLog';
 import { keys, useEndpoint } from './queries';
-import type { Endpoint } from './types';
+import { SIGNINGS, type Endpoint, type Signing } from './types';
 
 export function WebhooksPage() {
   const { orgId } = useCurrentOrg();
@@ -22,7 +22,8 @@ export function WebhooksPage() {
         description={
           <>
             Where Vouch sends the <b>{mode}</b> events of your verifications: signed with Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
-            <code>webhook-signature</code>) and retried for about 3 days until your endpoint answers 2xx. The mode switch at the top changes which endpoint you see.
+            <code>webhook-signature</code>) or the VerifyMe way (<code>x-verifyme-signature</code>), as you choose, and retried for about 3 days until your endpoint
+            answers 2xx. The mode switch at the top changes which endpoint you see.
           </>
         }
       />
@@ -46,17 +47,19 @@ function Settings({ mode, endpoint }: { mode: Mode; endpoint: Endpoint }) {
   const params = { params: { path: { orgId }, query: { mode } } };
   const [url, setUrl] = useState(endpoint.url ?? '');
   useEffect(() => setUrl(endpoint.url ?? ''), [endpoint.url]);
+  const [signing, setSigning] = useState<Signing>(endpoint.signing ?? 'standard');
+  useEffect(() => setSigning(endpoint.signing ?? 'standard'), [endpoint.signing]);
   const refreshEndpoint = () => queryClient.invalidateQueries({ queryKey: keys.endpoint(orgId, mode) });
   const refreshLog = () => queryClient.invalidateQueries({ queryKey: keys.deliveries(orgId, mode) });
 
-  const save = useMutation({ mutationFn: () => unwrap(api.PUT('/api/orgs/{orgId}/webhooks', { ...params, body: { url: url.trim() } })), onSuccess: refreshEndpoint });
+  const save = useMutation({ mutationFn: () => unwrap(api.PUT('/api/orgs/{orgId}/webhooks', { ...params, body: { url: url.trim(), signing } })), onSuccess: refreshEndpoint });
   const test = useMutation({ mutationFn: () => unwrap(api.POST('/api/orgs/{orgId}/webhooks/test', params)), onSuccess: refreshLog });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     save.mutate();
   };
-  const general = formError(save.error, ['url']);
-  const changed = url.trim() !== (endpoint.url ?? '');
+  const general = formError(save.error, ['url', 'signing']);
+  const changed = url.trim() !== (endpoint.url ?? '') || signing !== (endpoint.signing ?? 'standard');
 
   return (
     <>
@@ -75,7 +78,7 @@ function Settings({ mode, endpoint }: { mode: Mode; endpoint: Endpoint }) {
           )}
           {save.isSuccess && !changed && (
             <Alert color="teal" role="status">
-              Saved: {mode} events now go to this URL.
+              Saved: {mode} events now go to this URL. They are signed {SIGNINGS.find((s) => s.value === endpoint.signing)?.short ?? 'as chosen'}.
             </Alert>
           )}
           <TextInput
@@ -87,6 +90,16 @@ function Settings({ mode, endpoint }: { mode: Mode; endpoint: Endpoint }) {
             readOnly={!manage}
             error={fieldError(save.error, 'url')?.replace(/^url/, 'The URL')}
             inputMode="url"
+          />
+          <Select
+            label="Signature headers"
+            description={`${SIGNINGS.find((s) => s.value === signing)?.meaning ?? ''} Saved with the URL.`}
+            data={SIGNINGS.map((s) => ({ value: s.value, label: s.label }))}
+            value={signing}
+            onChange={(value) => value && setSigning(value as Signing)}
+            allowDeselect={false}
+            readOnly={!manage}
+            error={fieldError(save.error, 'signing')}
           />
           {endpoint.url && (
             <Text size="xs" c="dimmed">
@@ -146,7 +159,8 @@ function SigningSecret({ mode, endpoint, manage }: { mode: Mode; endpoint: Endpo
           Signing secret
         </Title>
         <Text size="sm" c="dimmed">
-          Your endpoint checks each event’s <code>webhook-signature</code> with this secret (any Standard Webhooks library does it).
+          Your endpoint checks each event’s <code>webhook-signature</code> with this secret (any Standard Webhooks library does it), or its{' '}
+          <code>x-verifyme-signature</code>: the hex HMAC-SHA512 of the raw body keyed with this whole secret, <code>whsec_</code> included.
         </Text>
         {secret ? (
           <CopyField label="Signing secret value" value={secret} />
@@ -179,8 +193,8 @@ function SigningSecret({ mode, endpoint, manage }: { mode: Mode; endpoint: Endpo
       <Modal opened={confirming} onClose={() => setConfirming(false)} title="Rotate the signing secret?" centered>
         <Stack>
           <Text size="sm">
-            Vouch makes a new {mode} signing secret. For 24 hours every event is signed with both the new and the old one, so you can update your endpoint without losing
-            events.
+            Vouch makes a new {mode} signing secret. For 24 hours every event is signed with both the new and the old one (the old one’s VerifyMe signature in{' '}
+            <code>x-verifyme-signature-previous</code>), so you can update your endpoint without losing events.
           </Text>
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setConfirming(false)}>

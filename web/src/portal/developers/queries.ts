@@ -10,6 +10,7 @@ export const keys = {
   endpoint: (orgId: string, mode: Mode) => ['webhook', orgId, mode] as const,
   deliveries: (orgId: string, mode: Mode) => ['deliveries', orgId, mode] as const,
   delivery: (orgId: string, mode: Mode, id: number) => ['deliveries', orgId, mode, 'one', id] as const,
+  sandbox: (orgId: string) => ['sandbox-messages', orgId] as const,
 };
 
 export function useAccess(orgId: string) {
@@ -37,6 +38,18 @@ export function useDeliveries(orgId: string, mode: Mode, filter: { status: Deliv
       unwrap(api.GET('/api/orgs/{orgId}/webhook-deliveries', { params: { path: { orgId }, query: { mode, status: filter.status, limit: LOG_PAGE, offset: filter.offset } } })),
     placeholderData: keepPreviousData,
     refetchInterval: 5_000,
+  });
+}
+
+export const SANDBOX_PAGE = 20;
+
+/** One page of the sandbox outbox (test-mode messages to respondents, newest first); refreshed while open, as new test verifications add messages. */
+export function useSandboxMessages(orgId: string, offset: number) {
+  return useQuery({
+    queryKey: [...keys.sandbox(orgId), offset],
+    queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/sandbox/messages', { params: { path: { orgId }, query: { limit: SANDBOX_PAGE, offset } } })),
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
   });
 }
 

@@ -2,7 +2,7 @@ import type { AnyRoute } from '@tanstack/react-router';
 import { lazyPage } from '../../lazy-page';
 import type { PortalRoute } from '../../router';
 
-/** Getting started, API access, keys and webhooks. */
+/** Getting started, API access, keys, webhooks and the sandbox outbox. */
 export function developerRoutes(parent: PortalRoute): AnyRoute[] {
   const page = (path: string, load: () => Promise<Record<string, unknown>>, name: string) => lazyPage(parent, path, load, name);
   return [
@@ -11,5 +11,6 @@ export function developerRoutes(parent: PortalRoute): AnyRoute[] {
     page('/api-access', () => import('./ApiAccessPage'), 'ApiAccessPage'),
     page('/api-keys', () => import('./ApiKeysPage'), 'ApiKeysPage'),
     page('/webhooks', () => import('./WebhooksPage'), 'WebhooksPage'),
+    page('/sandbox-outbox', () => import('./SandboxOutboxPage'), 'SandboxOutboxPage'),
   ];
 }

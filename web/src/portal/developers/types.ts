@@ -9,10 +9,12 @@ export type PayloadType = Access['payloadType'];
 export type Key = Json<'portalListKeys'>['data'][number];
 export type RolledKey = Json<'portalRollKey'>;
 export type Endpoint = Json<'portalGetWebhook'>;
+export type Signing = NonNullable<Endpoint['signing']>;
 export type DeliveryPage = Json<'portalListWebhookDeliveries'>;
 export type Delivery = DeliveryPage['data'][number];
 export type DeliveryDetail = Json<'portalGetWebhookDelivery'>;
 export type DeliveryStatus = Delivery['status'];
+export type SandboxMessage = Json<'portalListSandboxMessages'>['data'][number];
 
 /** The spec's risk levels: which applicant details each check must send and Vouch compares with the record. */
 export const RISK_LEVELS: { value: RiskLevel; fields: string; meaning: string }[] = [
@@ -26,4 +28,11 @@ export const RISK_LEVELS: { value: RiskLevel; fields: string; meaning: string }[
 export const PAYLOAD_TYPES: { value: PayloadType; meaning: string }[] = [
   { value: 'FULL', meaning: 'Your NIN lookups receive the full NIN data set.' },
   { value: 'HALF', meaning: 'Your NIN lookups receive fewer data: the record without the phone number and the photo.' },
+];
+
+/** How an endpoint's deliveries are signed (docs/webhooks.md, "Signing"). */
+export const SIGNINGS: { value: Signing; label: string; short: string; meaning: string }[] = [
+  { value: 'standard', label: 'Standard Webhooks', short: 'with Standard Webhooks', meaning: 'webhook-signature, checked by any Standard Webhooks library.' },
+  { value: 'verifyme', label: 'VerifyMe style', short: 'the VerifyMe way', meaning: 'x-verifyme-signature: the hex HMAC-SHA512 of the raw body, keyed with the whole whsec_ secret, for receivers written for VerifyMe or QoreID.' },
+  { value: 'both', label: 'Both', short: 'both ways', meaning: 'Both headers on every event, while your receiver moves from one to the other.' },
 ];

@@ -1,0 +1,50 @@
+import { LookupBusy } from '../lookups.js';
+
+/** Face matches that may be in progress at once (config: VOUCH_FACE_MATCH_PER_ORG, VOUCH_FACE_MATCH_PER_PROCESS). */
+export interface FaceMatchCaps {
+  perOrg: number;
+  perProcess: number;
+}
+
+/** A match holds the face-model thread 0.1–0.4 s: a place is usually free again within a second. */
+const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Counts the face matches in progress in this process, per organization and in all. A match
+ * beyond either cap is refused at once (429 for the organization's own cap, 503 when the process
+ * is full, both with Retry-After) instead of waiting in a queue without bound behind the one face
+ * model thread: one organization cannot make every other one's matches slow.
+ */
+export class FaceMatchCapacity {
+  private readonly byOrg = new Map<string, number>();
+  private total = 0;
+
+  constructor(private readonly caps: FaceMatchCaps) {}
+
+  /** Runs the organization's match in a place of its own, given back however the work ends. */
+  async run<T>(orgId: string, work: () => Promise<T>): Promise<T> {
+    const mine = this.byOrg.get(orgId) ?? 0;
+    if (mine >= this.caps.perOrg) {
+      throw new LookupBusy(
+        'RATE_LIMITED',
+        `Too many face matches at once: this account may run ${this.caps.perOrg} together; retry in ${RETRY_AFTER_SECONDS} s`,
+        { retryAfterSeconds: RETRY_AFTER_SECONDS },
+      );
+    }
+    if (this.total >= this.caps.perProcess) {
+      throw new LookupBusy('SERVICE_UNAVAILABLE', `The server is busy with other face matches; retry in ${RETRY_AFTER_SECONDS} s`, {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
+    }
+    this.byOrg.set(orgId, mine + 1);
+    this.total += 1;
+    try {
+      return await work();
+    } finally {
+      this.total -= 1;
+      const left = (this.byOrg.get(orgId) ?? 1) - 1;
+      if (left === 0) this.byOrg.delete(orgId);
+      else this.byOrg.set(orgId, left);
+    }
+  }
+}
