@@ -66,7 +66,7 @@ export function loggerOptions(level: string, stream?: DestinationStream): Fastif
   const options: LoggerOptions & { stream?: DestinationStream } = {
     level,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.photo', '*.bvn', '*.nin', '*.phone', '*.idNumber'],
+      paths: ['req.headers.authorization', 'req.headers.authentication', 'req.headers.cookie', '*.photo', '*.bvn', '*.nin', '*.phone', '*.idNumber'],
       censor: '[redacted]',
     },
     serializers: {
