@@ -43,7 +43,8 @@ describe('request logs: respondent tokens and file signatures', () => {
     ] as const) {
       answers.push((await t.app.inject({ method, url })).statusCode);
     }
-    expect(answers).toEqual([200, 200, 404, 404, 404, 400, 404]);
+    // A doubled slash reaches the same route (docs/errors.md): the page answers, and its log line is redacted too.
+    expect(answers).toEqual([200, 200, 404, 404, 404, 400, 200]);
 
     const logs = t.logs.join('');
     expect(logs).not.toContain(token);
@@ -54,7 +55,6 @@ describe('request logs: respondent tokens and file signatures', () => {
         'PUT /respond/[redacted]',
         'DELETE /respond/[redacted]?[redacted]',
         'GET /respond/[redacted]',
-        'GET //respond/[redacted]',
       ]),
     );
   });
