@@ -7,7 +7,7 @@
 ARG BASE=docker.io/library/node:20-bookworm-slim
 
 # Build stage: dev dependencies, the server bundle (dist/, with the migrated embedded-database
-# template) and the web app (web/dist/).
+# template), the web app (web/dist/) and the hosted verification flow (web/verify/dist/).
 FROM ${BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -44,6 +44,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && chown vouch:vouch /data
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/web/dist ./web/dist
+COPY --from=build /src/web/verify/dist ./web/verify/dist
 RUN ln -s /app/dist/main.js /usr/local/bin/vouch && chmod 755 /app/dist/main.js
 # Not root: uid and gid 10001 (the Kubernetes manifests' runAsUser/runAsGroup).
 USER vouch

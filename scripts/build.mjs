@@ -1,5 +1,6 @@
 /**
- * Builds the server bundle (dist/) and the web app (web/dist/). With --if-changed (what
+ * Builds the server bundle (dist/), the web app (web/dist/) and the hosted verification flow with
+ * the web SDK (web/verify/dist/). With --if-changed (what
  * `npm start` runs first) a part is rebuilt only when its inputs changed since its last build:
  * each build leaves a stamp, a hash of its inputs' contents, in node_modules/.cache/vouch (and a
  * part whose output is gone is rebuilt whatever its stamp says). Plain JavaScript
@@ -59,11 +60,18 @@ const parts = [
     name: 'web app',
     stamp: 'web.stamp',
     output: 'web/dist/index.html',
-    inputs: () => files(['web', 'scripts/precompress.mjs', 'package-lock.json'], ['web/dist']),
+    inputs: () => files(['web', 'scripts/precompress.mjs', 'package-lock.json'], ['web/dist', 'web/verify']),
     build: () => {
       run(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']);
       run(process.execPath, ['scripts/precompress.mjs', 'web/dist']);
     },
+  },
+  {
+    name: 'hosted verification flow',
+    stamp: 'verify.stamp',
+    output: 'web/verify/dist/index.html',
+    inputs: () => files(['web/verify', 'package-lock.json'], ['web/verify/dist']),
+    build: () => run(process.execPath, ['web/verify/build.mjs']),
   },
 ];
 

@@ -37,6 +37,7 @@ import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
 import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
+import { hostedFlowRoutes } from './sessions/hosted/routes.js';
 
 export interface AppOptions {
   config: Config;
@@ -195,6 +196,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(guarantorRoutes, { db: database.db, respondents, service: guarantors.service });
   await app.register(employmentRoutes, { db: database.db, respondents });
   await app.register(respondentPages, { respondents, prefix: '/respond' });
+
+  // The end user's side of verification sessions: the hosted flow's page and the web SDK.
+  await app.register(hostedFlowRoutes, { imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });
 
   // The customer portal's JSON API (the web app under / calls it with a session cookie).
   app.addHook('onRequest', checkOrigin(config));

@@ -1,0 +1,24 @@
+/**
+ * The hosted verification flow, served at /verify/:token (the session's `url`, or its
+ * `clientSecret` inside the web SDK's window). Vanilla TypeScript: the whole first screen is a few
+ * kilobytes, which matters on a slow 3G line.
+ */
+import './style.css';
+import { createClient } from './api.js';
+import { embedding } from './embed.js';
+import { Flow } from './flow.js';
+import { Frame } from './frame.js';
+
+function tokenFrom(path: string): string {
+  const match = /^\/verify\/([^/?#]+)/.exec(path);
+  return match ? decodeURIComponent(match[1]!) : '';
+}
+
+const root = document.getElementById('app');
+if (root) {
+  const embedded = embedding(location, window);
+  // At once, before the session loads: the SDK treats a frame that never says so as failed to load.
+  embedded?.post({ type: 'vouch.ready' });
+  const flow = new Flow(createClient(tokenFrom(location.pathname)), new Frame(root), embedded);
+  void flow.start();
+}
