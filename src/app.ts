@@ -14,7 +14,7 @@ import { fileRoutes } from './files/routes.js';
 import { openFileStore } from './files/open-store.js';
 import { fileUrls, loadSigningKey } from './files/urls.js';
 import { guarantorRoutes, startGuarantors } from './guarantors/routes.js';
-import type { FaceMatcher } from './identities/biometrics/matcher.js';
+import { FaceMatcher } from './identities/biometrics/matcher.js';
 import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
 import { EmbeddedRegistry } from './identities/registry/embedded.js';
@@ -37,6 +37,10 @@ import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
 import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
+import { endUserRoutes } from './sessions/end-user-routes.js';
+import { SessionFlow } from './sessions/flow.js';
+import { sharedLivenessEngine, type EngineSource } from './sessions/liveness.js';
+import { sessionRoutes } from './sessions/routes.js';
 import { hostedFlowRoutes } from './sessions/hosted/routes.js';
 
 export interface AppOptions {
@@ -52,6 +56,8 @@ export interface AppOptions {
   faceMatcher?: FaceMatcher;
   /** Idempotency-Key timings (tests shorten them). */
   idempotency?: Partial<IdempotencySettings>;
+  /** The liveness engine of verification sessions; the process's shared one by default. */
+  livenessEngine?: EngineSource;
 }
 
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
@@ -170,13 +176,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const live = options.liveRegistry ?? (await startRouter(app, options));
   const lookups = new IdentityLookups(database.db, { test: new SandboxRegistry(), live });
+  const faceMatcher = options.faceMatcher ?? new FaceMatcher();
   await app.register(identityRoutes, { db: database.db, lookups });
   await app.register(biometricsRoutes, {
     db: database.db,
     lookups,
     allowPrivateUrls: config.allowPrivateUrls,
     faceMatchCaps: config.faceMatchCaps,
-    matcher: options.faceMatcher,
+    matcher: faceMatcher,
   });
 
   // Field verifications: address and business records, the agents who visit, and their photos.
@@ -196,6 +203,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(guarantorRoutes, { db: database.db, respondents, service: guarantors.service });
   await app.register(employmentRoutes, { db: database.db, respondents });
   await app.register(respondentPages, { respondents, prefix: '/respond' });
+
+  // Verification sessions: the customer's API, and the end user's (the hosted page and the web SDK).
+  const registry = (mode: 'test' | 'live') => lookups.registry(mode);
+  await app.register(sessionRoutes, { db: database.db, publicUrl: config.publicUrl, registry });
+  const sessionFlow = new SessionFlow({
+    db: database.db,
+    registry,
+    matcher: faceMatcher,
+    engine: options.livenessEngine ?? sharedLivenessEngine,
+    store: fileStore,
+    publicUrl: config.publicUrl,
+    allowPrivateUrls: config.allowPrivateUrls,
+  });
+  await app.register(endUserRoutes, { flow: sessionFlow, perAddress: config.rateLimits.perAddress });
 
   // The end user's side of verification sessions: the hosted flow's page and the web SDK.
   await app.register(hostedFlowRoutes, { imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });

@@ -12,6 +12,7 @@ import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings } from
 import { employmentExpiryTask } from './employments/expiry.js';
 import { guarantorExpiryTask } from './guarantors/expiry.js';
 import { retentionJobTask } from './privacy/retention.js';
+import { sessionExpiryTask } from './sessions/expiry.js';
 
 /** What the worker runs its tasks with: the common context, and overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
 export interface WorkerRunContext extends WorkerContext {
@@ -32,7 +33,7 @@ const webhookDeliveries: BackgroundTask<WorkerRunContext> = {
 };
 
 /** Every background task; a module with timers of its own adds its task here. */
-export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, retentionJobTask()];
+export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, sessionExpiryTask(), retentionJobTask()];
 
 export interface Worker {
   /** Stops every task; deliveries in flight get a short grace, then are retried later. */

@@ -27,7 +27,7 @@ export interface AccessEntry {
 }
 
 /** Kinds of resource whose personal data is logged. */
-export const ACCESS_RESOURCES = ['address', 'business', 'guarantor', 'employment', 'ledger', 'agent_task', 'subject'] as const;
+export const ACCESS_RESOURCES = ['address', 'business', 'guarantor', 'employment', 'session', 'ledger', 'agent_task', 'subject'] as const;
 
 export async function logAccess(db: Kysely<DB>, entries: readonly AccessEntry[]): Promise<void> {
   if (entries.length === 0) return;

@@ -14,6 +14,8 @@ export type WebhookEventType =
   | 'guarantor.cancelled'
   | 'employment.completed'
   | 'employment.cancelled'
+  | 'session.completed'
+  | 'session.expired'
   // Sent from the portal's "Send test event" button.
   | 'webhook.test';
 
@@ -23,6 +25,8 @@ export interface WebhookEvent {
   type: WebhookEventType;
   /** The record exactly as its GET endpoint returns it (`data` of the success envelope). */
   data: unknown;
+  /** The verification reported on, when its public id is not its number (sessions: `ses_...`). */
+  resource?: { kind: string; id: number };
 }
 
 /**
@@ -37,6 +41,7 @@ export const DELIVERY_CHANNEL = 'vouch_webhook_deliveries';
 
 /** The verification an event reports on ("address.completed" with record id 7 -> address 7), for the portal's detail page. */
 function resourceOf(event: WebhookEvent): { resource_kind: string; resource_id: number } | Record<string, never> {
+  if (event.resource) return { resource_kind: event.resource.kind, resource_id: event.resource.id };
   const id = (event.data as { id?: unknown } | null | undefined)?.id;
   if (event.type === 'webhook.test' || typeof id !== 'number') return {};
   return { resource_kind: event.type.slice(0, event.type.indexOf('.')), resource_id: id };

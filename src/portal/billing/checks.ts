@@ -4,6 +4,7 @@ import { BUSINESS_BILLABLES } from '../../businesses/service.js';
 import { EMPLOYMENT_BILLABLES } from '../../employments/service.js';
 import { GUARANTOR_BILLABLES } from '../../guarantors/service.js';
 import { IDENTITY_BILLABLES } from '../../identities/lookups.js';
+import { SESSION_BILLABLES } from '../../sessions/billing.js';
 import { setPrice, type Billable } from '../../platform/billing.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
@@ -16,6 +17,7 @@ export const BILLABLES: readonly Billable[] = [
   ...Object.values(BUSINESS_BILLABLES),
   ...Object.values(GUARANTOR_BILLABLES),
   ...Object.values(EMPLOYMENT_BILLABLES),
+  ...Object.values(SESSION_BILLABLES),
 ];
 
 /** What a customer calls each check; the API's type names stay beside them. */
@@ -36,6 +38,7 @@ const LABELS: Record<string, string> = {
   business: 'Business verification',
   guarantor: 'Guarantor verification',
   employment: 'Employment verification',
+  session: 'Verification session (ID, liveness and face match; charged at completion)',
 };
 
 export function checkLabel(type: string): string {

@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import { putFile, recordFiles, sniffImage, type StoredFile } from '../files/service.js';
+import { decodeForDetection, ImageError } from '../identities/biometrics/image.js';
+import type { BiometricIdType } from '../identities/biometrics/matcher.js';
+import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
+import { MATCH_THRESHOLD, distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
+import type { LivenessDecision } from '../identities/liveness/engine.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import type { FlowDeps } from './flow.js';
+import { findPerson } from './identity.js';
+import { ATTEMPT_ID } from './tokens.js';
+import { CAPTURE, MAX_FRAME_BYTES, MAX_LIVENESS_ATTEMPTS } from './liveness.js';
+import { lockSessionById, updateSession } from './repository.js';
+import { isOpen, type SessionReason } from './states.js';
+import type { AttemptDecision, AttemptRow, FaceMatchCheck, LivenessCheck, SessionIdType, SessionRow } from './tables.js';
+import { applySessionTransition } from './transition.js';
+
+/**
+ * One liveness attempt's frames, from upload to decision (docs/sessions.md, "Liveness step"):
+ * the frames are checked, stored encrypted, refused when any of them was already sent in another
+ * attempt (any session), judged by the liveness engine, and — when they pass and the session asks
+ * for it — the engine's frontal frame is compared with the registry photo. The session then
+ * completes (charge and webhook in the same transaction) or goes back to the liveness step.
+ */
+
+export interface FrameUpload {
+  /** Ms since the first frame, one per frame. */
+  timestamps: number[];
+  frames: Buffer[];
+}
+
+const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
+
+/** The face match's idType for the registry photo cache (a vNIN is a tokenised NIN; a licence is FRSC's). */
+const BIOMETRIC_TYPE: Record<SessionIdType, BiometricIdType> = { BVN: 'bvn', NIN: 'nin', VNIN: 'nin', DRIVERS_LICENSE: 'frsc' };
+
+export function checkUpload(upload: FrameUpload): void {
+  const { frames, timestamps } = upload;
+  if (frames.length === 0) throw new ApiError('VALIDATION_ERROR', 'Send the frames as files named "frame"');
+  if (frames.length > CAPTURE.maxFrames) throw new ApiError('VALIDATION_ERROR', `At most ${CAPTURE.maxFrames} frames per attempt`);
+  if (timestamps.length !== frames.length) throw new ApiError('VALIDATION_ERROR', `timestamps must hold one number per frame (${frames.length} frames, ${timestamps.length} timestamps)`);
+  let previous = -1;
+  for (const at of timestamps) {
+    if (!Number.isInteger(at) || at < 0 || at > 600_000 || at < previous) {
+      throw new ApiError('VALIDATION_ERROR', 'timestamps must be whole milliseconds since the first frame, in order, from 0 to 600000');
+    }
+    previous = at;
+  }
+  frames.forEach((frame, i) => {
+    if (frame.length > MAX_FRAME_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE', `Frame ${i + 1} is larger than ${MAX_FRAME_BYTES / 1024} KB`);
+    if (sniffImage(frame) !== 'image/jpeg') throw new ApiError('VALIDATION_ERROR', `Frame ${i + 1} is not a JPEG image`);
+  });
+}
+
+export async function decideAttempt(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
+  if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
+  checkUpload(upload);
+  const { db } = deps;
+  // 1. Claim the attempt: one submission each, before it expires.
+  const attempt = await db.transaction().execute(async (trx) => {
+    const session = await lockSessionById(trx, Number(row.id));
+    if (!session || !isOpen(session.status)) throw new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
+    const found = await trx.selectFrom('session_liveness_attempts').selectAll().where('id', '=', attemptId).where('session_id', '=', Number(row.id)).executeTakeFirst();
+    if (!found) throw attemptNotFound();
+    if (found.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
+    if (found.expires_at <= now) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
+    return trx.updateTable('session_liveness_attempts').set({ status: 'processing', submitted_at: now }).where('id', '=', attemptId).returningAll().executeTakeFirstOrThrow();
+  });
+  // 2. Store the frames (encrypted) and judge them.
+  let stored: StoredFile[] = [];
+  let judged: { decision: AttemptDecision; frontal: Buffer | undefined };
+  try {
+    stored = await Promise.all(upload.frames.map((frame) => putFile(deps.store, frame, 'image/jpeg')));
+    await db.transaction().execute(async (trx) => {
+      await recordFiles(trx, { orgId: row.org_id, mode: row.mode }, stored);
+      await trx
+        .insertInto('session_frames')
+        .values(stored.map((file, i) => ({ attempt_id: attemptId, position: i, file_id: file.id, sha256: file.sha256, at_ms: upload.timestamps[i]!, created_at: now })))
+        .execute();
+    });
+    judged = await judge(deps, row, attempt, upload, stored);
+  } catch (err) {
+    // Nothing was decided: the attempt may be sent again; what was stored of it goes.
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('session_frames').where('attempt_id', '=', attemptId).execute();
+      if (stored.length > 0) await trx.deleteFrom('uploaded_files').where('id', 'in', stored.map((file) => file.id)).execute();
+      await trx.updateTable('session_liveness_attempts').set({ status: 'open', submitted_at: null }).where('id', '=', attemptId).execute();
+    });
+    await Promise.all(stored.map((file) => deps.store.delete(file.id)));
+    throw err;
+  }
+  const { decision, frontal } = judged;
+  // 3. The face match, only for a live face and only when asked for.
+  const faceMatch = decision.passed && row.check_face_match && frontal ? await matchFace(deps, row, frontal) : undefined;
+  // 4. The outcome, applied if the session is still open.
+  return db.transaction().execute((trx) => applyDecision(trx, row, attempt, decision, faceMatch, now));
+}
+
+/** The engine's decision, or REPLAYED_FRAMES without running it when a frame was seen in another attempt. */
+async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, upload: FrameUpload, stored: StoredFile[]): Promise<{ decision: AttemptDecision; frontal: Buffer | undefined }> {
+  const hashes = [...new Set(stored.map((file) => file.sha256))];
+  const replayed = await deps.db.selectFrom('session_frames').select('attempt_id').where('sha256', 'in', hashes).where('attempt_id', '<>', attempt.id).limit(1).executeTakeFirst();
+  if (replayed) {
+    return { decision: { passed: false, reasons: ['REPLAYED_FRAMES'], scores: null, challenges: [], frontalFrame: null, frames: upload.frames.length, cpuMs: 0 }, frontal: undefined };
+  }
+  const engine = await deps.engine();
+  let result: LivenessDecision;
+  try {
+    result = await engine.decide({
+      attemptId: attempt.id,
+      sessionId: row.public_id,
+      challenges: attempt.challenges,
+      frames: upload.frames.map((jpeg, i) => ({ atMs: upload.timestamps[i]!, jpeg })),
+    });
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError('SERVICE_UNAVAILABLE', 'The liveness check could not run; try again in a moment', { retryAfterSeconds: 5 });
+  }
+  const frontal = result.frontalFrame === null ? undefined : upload.frames[result.frontalFrame];
+  return {
+    decision: {
+      passed: result.passed,
+      reasons: result.reasons,
+      scores: result.scores,
+      challenges: result.challenges,
+      frontalFrame: result.frontalFrame,
+      frames: upload.frames.length,
+      cpuMs: result.cpuMs,
+    },
+    frontal,
+  };
+}
+
+function faceMatchCheck(matchScore: number | null, passed: boolean, reasons: SessionReason[]): FaceMatchCheck {
+  return { passed, matchScore, matchingThreshold: distanceToScore(MATCH_THRESHOLD), maxScore: MAX_SCORE, reasons, simulated: false };
+}
+
+/** The registry photo of the session's ID as base64 (fetched when the registry holds a URL), or undefined. */
+async function registryPhoto(deps: FlowDeps, row: SessionRow): Promise<string | undefined> {
+  if (!row.id_type || !row.id_number) return undefined;
+  const record = await findPerson(deps.registry(row.mode), row.id_type, row.id_number);
+  const photo = record?.photo?.trim();
+  if (!photo) return undefined;
+  if (!/^https?:\/\//i.test(photo)) return photo;
+  try {
+    return (await fetchPhoto(photo, { ...PHOTO_FETCH_DEFAULTS, allowPrivate: deps.allowPrivateUrls })).toString('base64');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The engine's frontal frame against the registry photo, with the biometrics face matcher. */
+async function matchFace(deps: FlowDeps, row: SessionRow, frontal: Buffer): Promise<FaceMatchCheck> {
+  const photo = await registryPhoto(deps, row);
+  if (!photo) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
+  let image;
+  try {
+    image = await decodeForDetection(frontal);
+  } catch (err) {
+    if (err instanceof ImageError) return faceMatchCheck(null, false, ['FACE_MISMATCH']);
+    throw err;
+  }
+  try {
+    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[row.id_type!], idNumber: row.id_number!, photo }, image);
+    return faceMatchCheck(matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
+  } catch (err) {
+    // The matcher refuses a photo without a face (400) or an unreadable one on record (422); its
+    // messages say which side: no face in the registry's photo is no photo to compare with.
+    if (err instanceof ApiError && (err.code === 'BAD_REQUEST' || err.code === 'UNPROCESSABLE')) {
+      return faceMatchCheck(null, false, [/on record/.test(err.message) ? 'NO_REGISTRY_PHOTO' : 'FACE_MISMATCH']);
+    }
+    throw err;
+  }
+}
+
+async function applyDecision(
+  trx: Transaction<DB>,
+  row: SessionRow,
+  attempt: AttemptRow,
+  decision: AttemptDecision,
+  faceMatch: FaceMatchCheck | undefined,
+  now: Date,
+): Promise<SessionRow> {
+  const passed = decision.passed && (faceMatch?.passed ?? true);
+  await trx
+    .updateTable('session_liveness_attempts')
+    .set({ status: decision.passed ? 'passed' : 'failed', decision: JSON.stringify(decision), decided_at: now })
+    .where('id', '=', attempt.id)
+    .execute();
+  const session = (await lockSessionById(trx, Number(row.id)))!;
+  if (!isOpen(session.status)) return session;
+  const exhausted = !decision.passed && attempt.number >= MAX_LIVENESS_ATTEMPTS;
+  const livenessReasons: string[] = exhausted ? [...decision.reasons, 'LIVENESS_ATTEMPTS_EXHAUSTED'] : decision.reasons;
+  const liveness: LivenessCheck = {
+    passed: decision.passed,
+    attempts: attempt.number,
+    scores: decision.scores,
+    challenges: decision.challenges,
+    reasons: livenessReasons,
+    simulated: false,
+  };
+  const checks = JSON.stringify({ ...session.checks, liveness, ...(faceMatch ? { faceMatch } : {}) });
+  if (passed) return applySessionTransition(trx, session, { to: 'verified', patch: { checks }, now });
+  // A live face that is not the registry's ends the session: trying other faces is not a retry.
+  if (faceMatch && !faceMatch.passed) return applySessionTransition(trx, session, { to: 'failed', reasons: faceMatch.reasons as SessionReason[], patch: { checks }, now });
+  if (exhausted) return applySessionTransition(trx, session, { to: 'failed', reasons: livenessReasons as SessionReason[], patch: { checks }, now });
+  return updateSession(trx, Number(session.id), { checks });
+}

@@ -1,0 +1,345 @@
+import type { Kysely, Transaction } from 'kysely';
+import QRCode from 'qrcode';
+import type { FileStore } from '../files/store.js';
+import type { FaceMatcher } from '../identities/biometrics/matcher.js';
+import type { Challenge } from '../identities/liveness/engine.js';
+import type { Registry } from '../identities/registry/registry.js';
+import type { DB, Mode } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
+import { ID_TYPE_RULES, readIdType } from './input.js';
+import { decideAttempt, type FrameUpload } from './attempts.js';
+import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
+import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
+import { hostedUrl } from './service.js';
+import { isOpen, type SessionReason } from './states.js';
+import type { AttemptRow, IdLookupCheck, SessionIdType, SessionRow } from './tables.js';
+import { hashToken, isHandoffCode, isTokenShaped, randomAttemptId, randomHandoffCode, randomUrlToken } from './tokens.js';
+import { applySessionTransition } from './transition.js';
+import { buildView, CONSENT_TEXT_VERSION, organizationFacts, stepOf, type EndUserView } from './view.js';
+
+/**
+ * The end user's side of a session (the end-user API under /verify/api/:token, docs/sessions.md):
+ * consent, the ID step, liveness attempts and their frames, cancel, and the cross-device handoff.
+ * Every step locks the session row; slow work (registry lookups, the liveness engine, the face
+ * match) runs between two short transactions, and its result is applied only if the session is
+ * still open when it comes back.
+ */
+
+/** After a session ends, its tokens show the result this long (the page's result screen and redirect), then nothing. */
+export const RESULT_VIEW_MS = 60 * 60_000;
+/** A handoff code works this long. */
+export const HANDOFF_TTL_MS = 15 * 60_000;
+/** Live handoff codes a session may hold at once. */
+export const MAX_LIVE_HANDOFFS = 5;
+
+export interface FlowDeps {
+  db: Kysely<DB>;
+  /** The identity registry of a mode (the identity lookups' registries). */
+  registry(mode: Mode): Registry;
+  matcher: FaceMatcher;
+  engine: EngineSource;
+  /** The encrypted file store: frames are personal data. */
+  store: FileStore;
+  publicUrl: string;
+  allowPrivateUrls: boolean;
+  now?: () => Date;
+}
+
+/** A 422 the page shows at the ID field, with the tries left. */
+export class IdNotVerified extends Error {
+  constructor(
+    readonly attemptsLeft: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A 429 the page shows as "no tries left". */
+export class TooManyAttempts extends Error {}
+
+export const unknownToken = () => new ApiError('NOT_FOUND_ERROR', 'This verification link is not valid or has expired');
+const ended = () => new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
+
+export interface AttemptAnswer {
+  attemptId: string;
+  challenges: Challenge[];
+  expiresAt: string;
+  capture: { maxFrames: number; frameIntervalMs: number; maxWidth: number };
+}
+
+export class SessionFlow {
+  private readonly db: Kysely<DB>;
+  constructor(private readonly deps: FlowDeps) {
+    this.db = deps.db;
+  }
+
+  now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  /**
+   * The session a token opens, expired first if its time is up. Unknown tokens, anonymised
+   * sessions and sessions that ended more than RESULT_VIEW_MS ago answer the same 404.
+   */
+  async open(token: string): Promise<SessionRow> {
+    if (!isTokenShaped(token)) throw unknownToken();
+    const found = await sessionByTokenHash(this.db, hashToken(token));
+    if (!found || found.row.anonymised_at) throw unknownToken();
+    let row = found.row;
+    const now = this.now();
+    if (isOpen(row.status) && row.expires_at <= now) row = await this.expire(row, now);
+    const endedAt = row.completed_at ?? row.cancelled_at ?? row.expired_at;
+    if (!isOpen(row.status) && endedAt && now.getTime() - endedAt.getTime() > RESULT_VIEW_MS) throw unknownToken();
+    return row;
+  }
+
+  private async expire(row: SessionRow, now: Date): Promise<SessionRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = (await lockSessionById(trx, Number(row.id)))!;
+      if (!isOpen(locked.status) || locked.expires_at > now) return locked;
+      return applySessionTransition(trx, locked, { to: 'expired', reasons: ['EXPIRED'], now });
+    });
+  }
+
+  /** Opens the session for a step: it must still be open (409 otherwise). */
+  private async openForStep(token: string): Promise<SessionRow> {
+    const row = await this.open(token);
+    if (!isOpen(row.status)) throw ended();
+    return row;
+  }
+
+  async view(token: string): Promise<EndUserView> {
+    return this.viewOf(await this.open(token));
+  }
+
+  async viewOf(row: SessionRow): Promise<EndUserView> {
+    const [org, attempts] = await Promise.all([organizationFacts(this.db, row.org_id), this.attemptsOf(Number(row.id))]);
+    return buildView(row, org, attempts, this.now());
+  }
+
+  private attemptsOf(sessionId: number): Promise<AttemptRow[]> {
+    return this.db.selectFrom('session_liveness_attempts').selectAll().where('session_id', '=', sessionId).orderBy('number').execute();
+  }
+
+  /** Runs `work` on the session locked, if still open (409 otherwise). */
+  private locked<T>(row: SessionRow, work: (trx: Transaction<DB>, locked: SessionRow) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await lockSessionById(trx, Number(row.id));
+      if (!locked || !isOpen(locked.status)) throw ended();
+      return work(trx, locked);
+    });
+  }
+
+  /** The end user accepts the consent text: recorded with the time, address and text version. A prefilled ID is looked up at once. */
+  async consent(token: string, ip: string): Promise<EndUserView> {
+    const row = await this.openForStep(token);
+    const now = this.now();
+    const consented = await this.locked(row, async (trx, locked) => {
+      if (locked.user_consent) return locked;
+      const userConsent = JSON.stringify({ acceptedAt: now.toISOString(), ip, textVersion: CONSENT_TEXT_VERSION });
+      if (locked.status === 'created') return applySessionTransition(trx, locked, { to: 'in_progress', patch: { user_consent: userConsent }, now });
+      return updateSession(trx, Number(locked.id), { user_consent: userConsent });
+    });
+    const { idType, idNumber } = consented.applicant;
+    if (idType && idNumber && !consented.checks.idLookup) return this.viewOf(await this.lookUp(consented, idType, idNumber, true));
+    return this.viewOf(consented);
+  }
+
+  /**
+   * The ID step. A customer's prefilled ID cannot be replaced by the end user (an empty body
+   * retries its lookup after the registry was unavailable); otherwise the end user's ID is
+   * looked up, at most MAX_ID_ATTEMPTS times.
+   */
+  async submitId(token: string, body: { idType?: string | undefined; idNumber?: string | undefined }): Promise<EndUserView> {
+    const row = await this.openForStep(token);
+    if (!row.user_consent) throw new ApiError('CONFLICT', 'Accept the consent first');
+    if (row.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'The ID has already been verified');
+    const prefilled = row.applicant.idType && row.applicant.idNumber ? { idType: row.applicant.idType, idNumber: row.applicant.idNumber } : undefined;
+    if (prefilled) {
+      if (body.idType !== undefined || body.idNumber !== undefined) {
+        throw new ApiError('VALIDATION_ERROR', 'The ID for this verification was given by the organization and cannot be changed here');
+      }
+      return this.viewOf(await this.lookUp(row, prefilled.idType, prefilled.idNumber, true));
+    }
+    const idTypeRaw = body.idType?.trim();
+    const idNumberRaw = body.idNumber?.trim();
+    if (!idTypeRaw || !idNumberRaw) throw new ApiError('VALIDATION_ERROR', 'idType and idNumber are required');
+    const idType = readIdType(idTypeRaw);
+    if (!idType || !row.id_types.includes(idType)) {
+      throw new ApiError('VALIDATION_ERROR', `idType must be one of ${row.id_types.join(', ')}`);
+    }
+    const idNumber = ID_TYPE_RULES[idType].canonical(idNumberRaw);
+    if (!idNumber) throw new ApiError('VALIDATION_ERROR', `The ${ID_TYPE_RULES[idType].label} must be ${ID_TYPE_RULES[idType].hint}`);
+    return this.viewOf(await this.lookUp(row, idType, idNumber, false));
+  }
+
+  /**
+   * One ID lookup: the try is counted before the registry is asked (concurrent submits cannot
+   * exceed the limit) and given back if no registry could answer (503). A prefilled ID that is
+   * not found or does not match ends the session: the end user cannot correct the customer's data.
+   */
+  private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean): Promise<SessionRow> {
+    const reserved = await this.locked(row, async (trx, locked) => {
+      if (locked.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'The ID has already been verified');
+      if (locked.id_attempts >= MAX_ID_ATTEMPTS) throw new TooManyAttempts('No ID tries are left for this verification');
+      return updateSession(trx, Number(locked.id), { id_attempts: locked.id_attempts + 1 });
+    });
+    let record: Awaited<ReturnType<typeof findPerson>>;
+    try {
+      record = await findPerson(this.deps.registry(row.mode), idType, idNumber);
+    } catch (err) {
+      await this.db
+        .updateTable('verification_sessions')
+        .set((eb) => ({ id_attempts: eb('id_attempts', '-', 1) }))
+        .where('id', '=', Number(row.id))
+        .where('id_attempts', '>', 0)
+        .execute();
+      throw err;
+    }
+    const org = await organizationFacts(this.db, row.org_id);
+    const comparison = record ? compareWithApplicant(record, reserved.applicant, org.riskLevel) : undefined;
+    const reasons: SessionReason[] = !record ? ['ID_NOT_FOUND'] : comparison!.reasons;
+    const check: IdLookupCheck = { passed: reasons.length === 0, idType, attempts: reserved.id_attempts, fieldMatches: comparison?.fieldMatches ?? null, reasons };
+    const now = this.now();
+    const applied = await this.locked(row, async (trx, locked) => {
+      const checks = JSON.stringify({ ...locked.checks, idLookup: { ...check, attempts: locked.id_attempts } });
+      if (check.passed) {
+        const patch = {
+          checks,
+          id_type: idType,
+          id_number: idNumber,
+          identity: JSON.stringify(renderIdentity(idType, record!, locked.applicant, org.payloadType)),
+        };
+        // Without liveness (and so without a face match) the ID decides the session.
+        if (!locked.check_liveness) return applySessionTransition(trx, locked, { to: 'verified', patch, now });
+        return updateSession(trx, Number(locked.id), patch);
+      }
+      if (prefilled || locked.id_attempts >= MAX_ID_ATTEMPTS) {
+        const final = prefilled ? reasons : [...reasons, 'ID_ATTEMPTS_EXHAUSTED' as const];
+        return applySessionTransition(trx, locked, { to: 'failed', reasons: final, patch: { checks: JSON.stringify({ ...locked.checks, idLookup: { ...check, attempts: locked.id_attempts, reasons: final } }) }, now });
+      }
+      return updateSession(trx, Number(locked.id), { checks });
+    });
+    if (isOpen(applied.status) && !applied.checks.idLookup?.passed) {
+      const left = MAX_ID_ATTEMPTS - applied.id_attempts;
+      throw new IdNotVerified(left, `We could not verify this ID. Check the type and the number, then try again (${left} ${left === 1 ? 'try' : 'tries'} left).`);
+    }
+    return applied;
+  }
+
+  /**
+   * Starts a liveness attempt: 2–3 challenges chosen here, bound to this session and attempt. An
+   * attempt still open (a reloaded page) is given again rather than spending another try. After
+   * MAX_LIVENESS_ATTEMPTS, 429; a session whose tries are all spent ends failed.
+   */
+  async startAttempt(token: string): Promise<AttemptAnswer> {
+    const row = await this.openForStep(token);
+    const now = this.now();
+    const outcome = await this.locked(row, async (trx, locked): Promise<{ attempt: AttemptRow } | { exhausted: boolean }> => {
+      if (!locked.check_liveness) throw new ApiError('CONFLICT', 'This verification has no liveness check');
+      const attempts = await trx.selectFrom('session_liveness_attempts').selectAll().where('session_id', '=', Number(locked.id)).orderBy('number').execute();
+      const step = stepOf(locked, attempts, now);
+      if (step === 'consent' || step === 'id') throw new ApiError('CONFLICT', step === 'consent' ? 'Accept the consent first' : 'Verify the ID first');
+      if (step === 'processing') throw new ApiError('CONFLICT', 'The last attempt is still being checked');
+      const open = attempts.find((a) => a.status === 'open' && a.expires_at > now);
+      if (open) return { attempt: open };
+      if (locked.liveness_attempts >= MAX_LIVENESS_ATTEMPTS) {
+        const stillDeciding = attempts.some((a) => a.status === 'processing' && a.submitted_at && now.getTime() - a.submitted_at.getTime() < PROCESSING_TIMEOUT_MS);
+        if (!stillDeciding) {
+          const last = attempts.at(-1)?.decision?.reasons ?? [];
+          await applySessionTransition(trx, locked, {
+            to: 'failed',
+            reasons: [...last, 'LIVENESS_ATTEMPTS_EXHAUSTED'],
+            patch: { checks: JSON.stringify({ ...locked.checks, liveness: { ...(locked.checks.liveness ?? emptyLiveness()), passed: false, attempts: locked.liveness_attempts, reasons: [...last, 'LIVENESS_ATTEMPTS_EXHAUSTED'] } }) },
+            now,
+          });
+        }
+        return { exhausted: true };
+      }
+      const attempt = await trx
+        .insertInto('session_liveness_attempts')
+        .values({
+          id: randomAttemptId(),
+          session_id: Number(locked.id),
+          number: locked.liveness_attempts + 1,
+          challenges: JSON.stringify(chooseChallenges()),
+          created_at: now,
+          expires_at: new Date(now.getTime() + ATTEMPT_TTL_MS),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await updateSession(trx, Number(locked.id), { liveness_attempts: locked.liveness_attempts + 1 });
+      return { attempt };
+    });
+    if ('exhausted' in outcome) throw new TooManyAttempts(`No selfie tries are left for this verification (${MAX_LIVENESS_ATTEMPTS} per verification)`);
+    return answerOf(outcome.attempt);
+  }
+
+  /** The frames of an attempt: decided by the liveness engine, then the face match; the session completes when they pass. */
+  async submitFrames(token: string, attemptId: string, upload: FrameUpload): Promise<EndUserView> {
+    const row = await this.openForStep(token);
+    const decided = await decideAttempt(this.deps, row, attemptId, upload, this.now());
+    return this.viewOf(decided);
+  }
+
+  /** The end user stops: the session ends cancelled (no webhook, no charge). */
+  async cancel(token: string): Promise<EndUserView> {
+    const row = await this.openForStep(token);
+    const now = this.now();
+    const cancelled = await this.locked(row, (trx, locked) => applySessionTransition(trx, locked, { to: 'cancelled', reasons: ['CANCELLED'], cancelledBy: 'user', now }));
+    return this.viewOf(cancelled);
+  }
+
+  /** A short link and its QR code that continue this session on another device (a phone with a camera). */
+  async handoff(token: string): Promise<{ shortUrl: string; qrSvg: string; expiresAt: string }> {
+    const row = await this.openForStep(token);
+    const now = this.now();
+    const code = randomHandoffCode();
+    const expiresAt = new Date(now.getTime() + HANDOFF_TTL_MS);
+    await this.locked(row, async (trx, locked) => {
+      const live = await trx
+        .selectFrom('session_handoffs')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('session_id', '=', Number(locked.id))
+        .where('expires_at', '>', now)
+        .executeTakeFirstOrThrow();
+      if (Number(live.count) >= MAX_LIVE_HANDOFFS) throw new TooManyAttempts(`At most ${MAX_LIVE_HANDOFFS} links to another device at a time; use one of them`);
+      await trx.insertInto('session_handoffs').values({ code_hash: hashToken(code), session_id: Number(locked.id), expires_at: expiresAt, created_at: now }).execute();
+    });
+    const shortUrl = `${this.deps.publicUrl}/v/${code}`;
+    const qrSvg = await QRCode.toString(shortUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+    return { shortUrl, qrSvg, expiresAt: expiresAt.toISOString() };
+  }
+
+  /**
+   * GET /v/:code: the hosted page's address for the other device, with a token of its own (kind
+   * `handoff`, stored hashed like the others), or undefined for a code that is unknown, expired or
+   * whose session has ended.
+   */
+  async redeemHandoff(code: string): Promise<string | undefined> {
+    if (!isHandoffCode(code)) return undefined;
+    const now = this.now();
+    const handoff = await this.db.selectFrom('session_handoffs').select(['session_id']).where('code_hash', '=', hashToken(code)).where('expires_at', '>', now).executeTakeFirst();
+    if (!handoff) return undefined;
+    const session = await findSessionById(this.db, Number(handoff.session_id));
+    if (!session || !isOpen(session.status) || session.expires_at <= now) return undefined;
+    const token = randomUrlToken();
+    await this.db.insertInto('session_tokens').values({ token_hash: hashToken(token), session_id: Number(session.id), kind: 'handoff', created_at: now }).execute();
+    return hostedUrl(this.deps.publicUrl, token);
+  }
+}
+
+export function emptyLiveness() {
+  return { passed: false, attempts: 0, scores: null, challenges: [], reasons: [], simulated: false };
+}
+
+function answerOf(attempt: AttemptRow): AttemptAnswer {
+  return {
+    attemptId: attempt.id,
+    challenges: attempt.challenges,
+    expiresAt: attempt.expires_at.toISOString(),
+    capture: { ...CAPTURE },
+  };
+}

@@ -1,0 +1,73 @@
+import type { StatusTriple } from '../platform/state-machine.js';
+import { SESSION_MACHINE } from './states.js';
+import type { SessionApplicant, SessionChecks, SessionIdType, SessionRow, UserConsent } from './tables.js';
+
+/** The Session record (DESIGN "Verification sessions"), as GET returns it and webhooks carry it. */
+export interface SessionRecord {
+  id: string;
+  reference: string;
+  /** Only in the create answer: the link is stored hashed. */
+  url: string | null;
+  /** Only in the create answer. */
+  clientSecret: string | null;
+  status: StatusTriple;
+  idTypes: SessionIdType[];
+  applicant: SessionApplicant;
+  requestedChecks: { idLookup: true; liveness: boolean; faceMatch: boolean };
+  idType: SessionIdType | null;
+  identity: Record<string, unknown> | null;
+  checks: {
+    idLookup: NonNullable<SessionChecks['idLookup']> | null;
+    liveness: NonNullable<SessionChecks['liveness']> | null;
+    faceMatch: NonNullable<SessionChecks['faceMatch']> | null;
+  };
+  reasons: string[];
+  userConsent: UserConsent | null;
+  redirectUrl: string | null;
+  metadata: Record<string, string>;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  expiresAt: string;
+  endedAt: string | null;
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/** Where an open session waits, for its `status.subStatus`. */
+export function waitingStep(row: Pick<SessionRow, 'user_consent' | 'id_type' | 'checks'>): 'AWAITING_CONSENT' | 'AWAITING_ID' | 'AWAITING_LIVENESS' {
+  if (!row.user_consent) return 'AWAITING_CONSENT';
+  if (!row.checks.idLookup?.passed) return 'AWAITING_ID';
+  return 'AWAITING_LIVENESS';
+}
+
+export function subStatusOf(row: SessionRow): string | null {
+  if (row.status === 'in_progress') return waitingStep(row);
+  if (row.status === 'cancelled') return row.cancelled_by === 'user' ? 'CANCELLED_BY_USER' : row.cancelled_by === 'erasure' ? 'SUBJECT_ERASED' : 'CANCELLED_BY_CUSTOMER';
+  return row.reasons[0] ?? null;
+}
+
+export function renderSession(row: SessionRow, secrets?: { url: string; clientSecret: string }): SessionRecord {
+  return {
+    id: row.public_id,
+    reference: row.reference,
+    url: secrets?.url ?? null,
+    clientSecret: secrets?.clientSecret ?? null,
+    status: SESSION_MACHINE.display(row.status, subStatusOf(row)),
+    idTypes: row.id_types,
+    applicant: row.applicant,
+    requestedChecks: { idLookup: true, liveness: row.check_liveness, faceMatch: row.check_face_match },
+    idType: row.id_type,
+    identity: row.identity,
+    checks: { idLookup: row.checks.idLookup ?? null, liveness: row.checks.liveness ?? null, faceMatch: row.checks.faceMatch ?? null },
+    reasons: row.reasons,
+    userConsent: row.user_consent,
+    redirectUrl: row.redirect_url,
+    metadata: row.metadata,
+    createdAt: row.created_at.toISOString(),
+    startedAt: iso(row.started_at),
+    completedAt: iso(row.completed_at),
+    expiresAt: row.expires_at.toISOString(),
+    endedAt: iso(row.completed_at ?? row.cancelled_at ?? row.expired_at),
+  };
+}

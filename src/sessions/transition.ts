@@ -1,0 +1,56 @@
+import type { Transaction, Updateable } from 'kysely';
+import { chargeUsage } from '../platform/billing.js';
+import type { DB } from '../platform/db/schema.js';
+import { assertTransition } from '../platform/state-machine.js';
+import { enqueueEvent } from '../webhooks/events.js';
+import { SESSION_BILLABLES } from './billing.js';
+import { renderSession } from './render.js';
+import { updateSession } from './repository.js';
+import { SESSION_MACHINE, sessionEventFor, type SessionReason } from './states.js';
+import type { SessionRow, SessionStatus, VerificationSessionsTable } from './tables.js';
+
+export interface SessionChange {
+  to: SessionStatus;
+  reasons?: readonly SessionReason[];
+  cancelledBy?: 'customer' | 'user' | 'erasure';
+  /** Other columns written with the status (checks, identity, consent). */
+  patch?: Updateable<VerificationSessionsTable>;
+  now: Date;
+}
+
+/**
+ * The one function that changes a session's status: checks the transition against
+ * SESSION_MACHINE (409 when not allowed), writes the row, charges a live completion (verified or
+ * failed) once, and queues its webhook (session.completed, session.expired), all in the caller's
+ * transaction, so the charge, the webhook and the result commit together or not at all. `row`
+ * must have been locked (FOR UPDATE) by that transaction.
+ *
+ * A wallet that cannot pay at completion (it covered the price when the session was created, see
+ * docs/sessions.md "Charging") does not hold the end user's result back: the completion stands,
+ * and its usage row says `insufficient_funds` with nothing charged.
+ */
+export async function applySessionTransition(trx: Transaction<DB>, row: SessionRow, change: SessionChange): Promise<SessionRow> {
+  assertTransition(SESSION_MACHINE, row.status, change.to);
+  const { now } = change;
+  const completes = change.to === 'verified' || change.to === 'failed';
+  let billing: Updateable<VerificationSessionsTable> = {};
+  if (completes) {
+    const usage = await chargeUsage(trx, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session, subject: `reference ${row.reference}` });
+    billing = { price: usage.price, usage_id: usage.usageId };
+  }
+  const updated = await updateSession(trx, Number(row.id), {
+    ...change.patch,
+    ...billing,
+    status: change.to,
+    ...(change.reasons ? { reasons: JSON.stringify(change.reasons) } : {}),
+    ...(change.to === 'in_progress' ? { started_at: now } : {}),
+    ...(completes ? { completed_at: now } : {}),
+    ...(change.to === 'cancelled' ? { cancelled_at: now, cancelled_by: change.cancelledBy ?? 'customer' } : {}),
+    ...(change.to === 'expired' ? { expired_at: now } : {}),
+  });
+  const type = sessionEventFor(change.to);
+  if (type) {
+    await enqueueEvent(trx, { orgId: row.org_id, mode: row.mode, type, data: renderSession(updated), resource: { kind: 'session', id: Number(row.id) } }, now);
+  }
+  return updated;
+}
