@@ -2,13 +2,16 @@
  * The floor the benchmarks measure Vouch against: bare Fastify answering indexed SELECTs through
  * a `pg` Pool, on the same database and with the same pool size as Vouch, with no auth, no
  * rendering and no response schema. `/bvn/:bvn` is the identity section's floor; `/addresses/:org`
- * (one statement for the page and its total, rows sent as PostgreSQL gives them) the lists section's.
+ * (one statement for the page and its total, the shown personal columns decrypted, rows otherwise
+ * sent as PostgreSQL gives them) the lists section's.
  * bench/run.ts starts it as `node --import tsx bench/baseline-server.ts` with DATABASE_URL, PORT,
  * HOST and DATABASE_POOL_SIZE.
  */
 import Fastify from 'fastify';
 import pg from 'pg';
+import { ADDRESS_RECORD_COLUMNS } from '../src/addresses/render.js';
 import { loadConfig } from '../src/config.js';
+import { PROTECTED_COLUMNS } from '../src/platform/crypto/fields.js';
 import { openKeyring } from '../src/platform/crypto/open.js';
 import { openDatabase } from '../src/platform/db/database.js';
 
@@ -32,16 +35,28 @@ app.get<{ Params: { bvn: string } }>('/bvn/:bvn', async (request, reply) => {
   return { status: 'success', data: JSON.parse(keyring.decrypt(rows[0]!.record)) as unknown };
 });
 
+// The columns an address record is rendered from, the personal ones decrypted (each a JSON value
+// under the data key, as the field protection stores them): what any server that keeps these rows
+// encrypted must do to show them. No rendering, no auth, no access log.
+const ADDRESS_COLUMNS = ADDRESS_RECORD_COLUMNS.map((column) => `page.${column}`).join(', ');
+const ADDRESS_PERSONAL = Object.keys(PROTECTED_COLUMNS.address_verifications!).filter((column) => (ADDRESS_RECORD_COLUMNS as readonly string[]).includes(column));
+
 app.get<{ Params: { org: string }; Querystring: { offset?: string } }>('/addresses/:org', async (request) => {
   const offset = Number(request.query.offset ?? 0);
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<Record<string, unknown>>(
     `with counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')
-     select counter.value as total, page.* from counter left join lateral (
+     select counter.value as total, ${ADDRESS_COLUMNS} from counter left join lateral (
        select * from address_verifications
        where org_id = $1 and mode = 'live' and seq > counter.value - $2::bigint - 20 and seq <= counter.value - $2::bigint
        order by seq desc) page on true`,
     [request.params.org, offset],
   );
+  for (const row of rows) {
+    for (const column of ADDRESS_PERSONAL) {
+      const value = row[column];
+      if (typeof value === 'string') row[column] = JSON.parse(keyring.decrypt(value)) as unknown;
+    }
+  }
   return { status: 'success', _pagination: { limit: 20, offset, total: Number(rows[0]?.total ?? 0) }, data: rows };
 });
 

@@ -5,6 +5,7 @@ import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
+import { insertInBatches, withSealer } from '../lib/sealed.js';
 import { atLeast, atMost, type Section } from '../lib/section.js';
 
 /** Address verifications of the one organization listed. */
@@ -20,33 +21,50 @@ const TARGET_RATIO = 0.5;
  */
 const PACED_RATE = Number(process.env.LISTS_PACED_RATE || 500);
 /**
- * One statement writes the million rows: dense `seq` 1..N (newest = N), a third of them
- * verified with a position, a neighbour and two photos, the rest in progress; then the
- * sequence counter the list's total and window come from.
+ * The million rows, written as Vouch stores them (bench/lib/sealed.ts: personal columns
+ * encrypted, the ID a blind index): dense `seq` 1..N (newest = N), a third of them verified with
+ * a position, a neighbour and two photos, the rest in progress; then the sequence counter the
+ * list's total and window come from.
  */
-async function seed(databaseUrl: string, orgId: string): Promise<number> {
+export async function seed(databaseUrl: string, orgId: string): Promise<number> {
+  const started = performance.now();
+  await withSealer(databaseUrl, (seal) =>
+    insertInBatches(
+      databaseUrl,
+      ROWS,
+      ['applicant', 'id_key', 'street', 'city', 'landmark', 'latitude', 'longitude', 'neighbor'],
+      (g) => {
+        const idNumber = String(g).padStart(11, '0');
+        const verified = g % 3 === 0;
+        return [
+          seal.json({ firstname: 'Adaeze', lastname: 'Okonkwo', middlename: 'Chiamaka', phone: '+2348031234567', idType: 'NIN', idNumber, birthdate: '14-03-1990' }),
+          seal.identityIndex('NIN', idNumber),
+          seal.value(`${g} Admiralty Way`),
+          seal.value('Lekki'),
+          seal.value('Opposite the bank'),
+          verified ? seal.value(6.4474) : null,
+          verified ? seal.value(3.4723) : null,
+          verified ? seal.json({ name: 'Chinedu Eze', comment: 'Has lived here for five years', phone: '+2348029876543' }) : null,
+        ];
+      },
+      (unnest) => `
+        insert into address_verifications
+          (org_id, mode, seq, reference, applicant, applicant_id_key, street, city, landmark, lga, state, status,
+           latitude, longitude, photo_ids, neighbor, created_at, completed_at, visit_started_at)
+        select $1, 'live', g, 'bench-' || g, applicant::jsonb, id_key, street, city, landmark, 'Eti-Osa', 'Lagos',
+          case when g % 3 = 0 then 'verified' else 'pending' end, latitude, longitude,
+          case when g % 3 = 0 then array[gen_random_uuid(), gen_random_uuid()] else '{}'::uuid[] end,
+          neighbor::jsonb,
+          now() - make_interval(secs => $2 - g),
+          case when g % 3 = 0 then now() - make_interval(secs => $2 - g) + interval '2 days' end,
+          case when g % 3 = 0 then now() - make_interval(secs => $2 - g) + interval '2 days' end
+        from ${unnest}`,
+      [orgId, ROWS],
+    ),
+  );
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const started = performance.now();
   try {
-    await client.query(
-      `insert into address_verifications
-         (org_id, mode, seq, reference, applicant, applicant_id_key, street, city, landmark, lga, state, status,
-          latitude, longitude, photo_ids, neighbor, created_at, completed_at, visit_started_at)
-       select $1, 'live', g, 'bench-' || g,
-         jsonb_build_object('firstname', 'Adaeze', 'lastname', 'Okonkwo', 'middlename', 'Chiamaka', 'phone', '+2348031234567',
-                            'idType', 'NIN', 'idNumber', lpad(g::text, 11, '0'), 'birthdate', '14-03-1990'),
-         md5(g::text), g || ' Admiralty Way', 'Lekki', 'Opposite the bank', 'Eti-Osa', 'Lagos',
-         case when g % 3 = 0 then 'verified' else 'pending' end,
-         case when g % 3 = 0 then 6.4474 end, case when g % 3 = 0 then 3.4723 end,
-         case when g % 3 = 0 then array[gen_random_uuid(), gen_random_uuid()] else '{}'::uuid[] end,
-         case when g % 3 = 0 then '{"name":"Chinedu Eze","comment":"Has lived here for five years","phone":"+2348029876543"}'::jsonb end,
-         now() - make_interval(secs => $2 - g),
-         case when g % 3 = 0 then now() - make_interval(secs => $2 - g) + interval '2 days' end,
-         case when g % 3 = 0 then now() - make_interval(secs => $2 - g) + interval '2 days' end
-       from generate_series(1, $2::int) g`,
-      [orgId, ROWS],
-    );
     await client.query(
       `insert into sequences (org_id, mode, kind, value) values ($1, 'live', 'address', $2)
        on conflict (org_id, mode, kind) do update set value = excluded.value`,

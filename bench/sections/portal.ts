@@ -7,6 +7,7 @@ import { BenchError } from '../lib/errors.js';
 import { failures, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
+import { insertInBatches, withSealer } from '../lib/sealed.js';
 import { atMost, type Section } from '../lib/section.js';
 
 /** Rows of each kind for the organization listed (issue 8: "100,000 rows for the org"). */
@@ -20,10 +21,11 @@ const LOOKUP_TYPES = ['bvn_basic', 'bvn_premium', 'bvn_match', 'nin', 'nin_phone
  * One organization's live data, written by SQL: 100,000 identity lookups 30 s apart (ten types,
  * random masked numbers, 10% not found, 0.2% refused for funds) interleaved with 100,000 usage
  * rows of its address verifications, the 100,000 address verifications themselves (a third
- * verified, 1 in 500 cancelled, 1 in 7 not verified, the rest in progress), and another
+ * verified, 1 in 500 cancelled, 1 in 7 not verified, the rest in progress; their personal
+ * columns encrypted as Vouch stores them), and another
  * organization's 200,000 lookups beside them, so the planner sees more than one tenant.
  */
-async function seed(databaseUrl: string, orgId: string, otherOrgId: string): Promise<number> {
+export async function seed(databaseUrl: string, orgId: string, otherOrgId: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const started = performance.now();
@@ -39,18 +41,35 @@ async function seed(databaseUrl: string, orgId: string, otherOrgId: string): Pro
        from generate_series(1, $4::int) g, (values ($1::uuid), ($2::uuid)) o(id)`,
       [orgId, otherOrgId, LOOKUP_TYPES, ROWS * 2],
     );
-    await client.query(
-      `insert into address_verifications
-         (org_id, mode, seq, reference, applicant, applicant_id_key, street, city, lga, state, status, created_at, completed_at, cancelled_at)
-       select $1, 'live', g, 'bench-' || g,
-         jsonb_build_object('firstname', 'Adaeze', 'lastname', 'Okonkwo', 'idType', 'NIN', 'idNumber', lpad(g::text, 11, '0')),
-         md5(g::text), g || ' Admiralty Way', 'Lekki', 'Eti-Osa', 'Lagos',
-         case when g % 3 = 0 then 'verified' when g % 500 = 1 then 'cancelled' when g % 7 = 0 then 'not_verified' else 'pending' end,
-         now() - make_interval(secs => ($2 - g) * 60),
-         case when g % 3 = 0 or (g % 7 = 0 and g % 500 <> 1) then now() - make_interval(secs => ($2 - g) * 60) + interval '2 days' end,
-         case when g % 3 <> 0 and g % 500 = 1 then now() - make_interval(secs => ($2 - g) * 60) + interval '1 hour' end
-       from generate_series(1, $2::int) g`,
-      [orgId, ROWS],
+    // Written as Vouch stores them (bench/lib/sealed.ts): in clear, `vouch serve` would spend the
+    // measured runs encrypting them in the background.
+    await withSealer(databaseUrl, (seal) =>
+      insertInBatches(
+        databaseUrl,
+        ROWS,
+        ['applicant', 'id_key', 'street', 'city', 'landmark'],
+        (g) => {
+          const idNumber = String(g).padStart(11, '0');
+          return [
+            seal.json({ firstname: 'Adaeze', lastname: 'Okonkwo', idType: 'NIN', idNumber }),
+            seal.identityIndex('NIN', idNumber),
+            seal.value(`${g} Admiralty Way`),
+            seal.value('Lekki'),
+            // Vouch writes every personal column, an empty landmark too (the column's default '' would be clear text).
+            seal.value(''),
+          ];
+        },
+        (unnest) => `
+          insert into address_verifications
+            (org_id, mode, seq, reference, applicant, applicant_id_key, street, city, landmark, lga, state, status, created_at, completed_at, cancelled_at)
+          select $1, 'live', g, 'bench-' || g, applicant::jsonb, id_key, street, city, landmark, 'Eti-Osa', 'Lagos',
+            case when g % 3 = 0 then 'verified' when g % 500 = 1 then 'cancelled' when g % 7 = 0 then 'not_verified' else 'pending' end,
+            now() - make_interval(secs => ($2 - g) * 60),
+            case when g % 3 = 0 or (g % 7 = 0 and g % 500 <> 1) then now() - make_interval(secs => ($2 - g) * 60) + interval '2 days' end,
+            case when g % 3 <> 0 and g % 500 = 1 then now() - make_interval(secs => ($2 - g) * 60) + interval '1 hour' end
+          from ${unnest}`,
+        [orgId, ROWS],
+      ),
     );
     await client.query(`insert into sequences (org_id, mode, kind, value) values ($1, 'live', 'address', $2)`, [orgId, ROWS]);
     await client.query('vacuum analyze usage_events');
@@ -62,7 +81,7 @@ async function seed(databaseUrl: string, orgId: string, otherOrgId: string): Pro
 }
 
 /** A signed-in owner of the organization: the cookie the web app would send. */
-async function signIn(databaseUrl: string, orgId: string): Promise<string> {
+export async function signIn(databaseUrl: string, orgId: string): Promise<string> {
   const database = await openDatabase({ url: databaseUrl, poolSize: 1 });
   try {
     const personId = await insertPerson(database.db, { email: 'bench-owner@example.com', name: 'Bench Owner', password: 'a bench passphrase 42', verified: true });
