@@ -197,9 +197,11 @@ export class FieldProtection implements KyselyPlugin {
   async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     const rows = result.rows;
     if (rows.length === 0) return result;
+    // Every row of a result has the same columns: the ones that may hold personal data are found once.
+    const names = Object.keys(rows[0]!).filter((name) => DECRYPTED_NAMES.has(name));
+    if (names.length === 0) return result;
     for (const row of rows) {
-      for (const name in row) {
-        if (!DECRYPTED_NAMES.has(name)) continue;
+      for (const name of names) {
         const value = row[name];
         if (typeof value === 'string' && (value.startsWith(ENVELOPE_PREFIX) || value.startsWith(QUOTED_PREFIX))) row[name] = this.reveal(value);
       }

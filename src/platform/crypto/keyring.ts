@@ -43,6 +43,8 @@ interface DataKey {
   id: string;
   purpose: 'data' | 'index';
   key: Buffer;
+  /** The additional data every value under this key is bound to (its id), made once. */
+  aad: Buffer;
   kekId: string;
   createdAt: Date;
   activatesAt: Date;
@@ -91,7 +93,9 @@ function open(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
   decipher.setAAD(aad);
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   const data = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
-  return Buffer.concat([data, decipher.final()]);
+  // GCM returns everything from update(); final() only checks the tag (and throws when it fails).
+  const rest = decipher.final();
+  return rest.length === 0 ? data : Buffer.concat([data, rest]);
 }
 
 /** The data key id a stored value names, or undefined when it is not a value this module made. */
@@ -179,7 +183,7 @@ export class Keyring {
       } catch {
         throw new DataKeyError(`data key ${row.id} cannot be unwrapped with the key-encryption key ${kek.id}: the stored key was altered`);
       }
-      loaded.set(row.id, { id: row.id, purpose: row.purpose, key, kekId: row.kek_id, createdAt: row.created_at, activatesAt: row.activates_at });
+      loaded.set(row.id, { id: row.id, purpose: row.purpose, key, aad: Buffer.from(row.id), kekId: row.kek_id, createdAt: row.created_at, activatesAt: row.activates_at });
     }
     // Replaced whole: a reader never sees half a refresh.
     this.keys = loaded;
@@ -234,7 +238,7 @@ export class Keyring {
   /** `plain` encrypted under the active data key, as a `vx1:` value. */
   encrypt(plain: string): string {
     const key = this.active();
-    return `${ENVELOPE_PREFIX}${key.id}:${seal(key.key, Buffer.from(plain, 'utf8'), Buffer.from(key.id)).toString('base64url')}`;
+    return `${ENVELOPE_PREFIX}${key.id}:${seal(key.key, Buffer.from(plain, 'utf8'), key.aad).toString('base64url')}`;
   }
 
   decrypt(value: string): string {
@@ -242,7 +246,7 @@ export class Keyring {
     if (!id) throw new DataKeyError('the stored value is not an encrypted value');
     const key = this.dataKey(id);
     try {
-      return open(key.key, Buffer.from(value.slice(ENVELOPE_PREFIX.length + ID_LENGTH + 1), 'base64url'), Buffer.from(id)).toString('utf8');
+      return open(key.key, Buffer.from(value.slice(ENVELOPE_PREFIX.length + ID_LENGTH + 1), 'base64url'), key.aad).toString('utf8');
     } catch {
       throw new DataKeyError(`a value under data key ${id} fails authentication: it was altered`);
     }
