@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { PageViewer } from '../access-log/service.js';
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
 import { OPEN_STATUSES, type VisitReport, type VisitStatus } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
@@ -225,8 +226,9 @@ export async function listAddressVerifications(
   scope: Scope,
   page: Page,
   urls: FileUrls,
+  viewer?: PageViewer,
 ): Promise<{ records: AddressRecord[]; total: number }> {
-  const { rows, total } = await addresses.page<AddressRecordRow>(db, scope, page, ADDRESS_RECORD_COLUMNS);
+  const { rows, total } = await addresses.page<AddressRecordRow>(db, scope, page, ADDRESS_RECORD_COLUMNS, viewer);
   return { records: rows.map((row) => renderAddress(row, urls)), total };
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { PageViewer } from '../access-log/service.js';
 import { checkApplicant, checkPlace, checkReference, Problems, text, type ApplicantInput, type Place, type PlaceInput } from '../addresses/input.js';
 import { paymentRequired } from '../addresses/service.js';
 import { consentColumns, workflowConsent, type Consent, type ConsentInput } from '../consent/consent.js';
@@ -218,8 +219,9 @@ export async function listBusinessVerifications(
   scope: Scope,
   page: Page,
   urls: FileUrls,
+  viewer?: PageViewer,
 ): Promise<{ records: BusinessRecord[]; total: number }> {
-  const { rows, total } = await businesses.page<BusinessRecordRow>(db, scope, page, BUSINESS_RECORD_COLUMNS);
+  const { rows, total } = await businesses.page<BusinessRecordRow>(db, scope, page, BUSINESS_RECORD_COLUMNS, viewer);
   return { records: rows.map((row) => renderBusiness(row, urls)), total };
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { Type } from 'typebox';
+import { accessLogOfPage, type PageViewer } from '../access-log/service.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -63,26 +64,34 @@ export interface SequencedTable<Row> {
  * One page of a sequenced table, newest first, with the exact total, in one statement: the
  * scope's counter gives the total and the page is the `seq` range below it, so the cost is an
  * index range scan whatever the offset. A scope with no counter has no rows (total 0).
+ *
+ * With a `viewer`, the same statement writes the page's rows to the personal data access log
+ * (src/access-log): the list shows personal data, and its log rows commit with the read, before
+ * the answer, without a second round trip.
  */
 export async function pageBySequence<Row>(
   db: Kysely<DB>,
   source: SequencedTable<Row>,
   scope: Scope,
   page: Page,
+  viewer?: PageViewer,
 ): Promise<{ rows: Row[]; total: number }> {
   const selected = source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
+  const logged = viewer ? sql`, ${accessLogOfPage(scope, viewer, 'page_id', sql`order by page.page_seq desc`)}` : sql``;
   const { rows } = await sql<Row & { page_total: number; page_seq: number | null }>`
     with counter as (
       select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
-    )
-    select counter.value as page_total, page.* from counter left join lateral (
-      select page_table.seq as page_seq, ${selected} from ${sql.table(source.table)} page_table
-      where page_table.org_id = ${scope.orgId} and page_table.mode = ${scope.mode}
-        and page_table.seq > counter.value - ${page.offset + page.limit}::bigint
-        and page_table.seq <= counter.value - ${page.offset}::bigint
-      order by page_table.seq desc
-      limit ${page.limit}
-    ) page on true
+    ), page as (
+      select window_rows.* from counter cross join lateral (
+        select page_table.seq as page_seq, page_table.id as page_id, ${selected} from ${sql.table(source.table)} page_table
+        where page_table.org_id = ${scope.orgId} and page_table.mode = ${scope.mode}
+          and page_table.seq > counter.value - ${page.offset + page.limit}::bigint
+          and page_table.seq <= counter.value - ${page.offset}::bigint
+        order by page_table.seq desc
+        limit ${page.limit}
+      ) window_rows
+    )${logged}
+    select counter.value as page_total, page.* from counter left join page on true
     order by page.page_seq desc`.execute(db);
   const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
   // Past the end, the left join still gives the counter's one row, with no page columns.

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { PageViewer } from '../access-log/service.js';
 import type { DB } from './db/schema.js';
 import { pageBySequence, type Page, type Scope } from './pagination.js';
 
@@ -23,8 +24,11 @@ export interface ScopedTable<T extends ScopedTableName> {
   lock(trx: Transaction<DB>, scope: Scope, id: number, options?: { skipLocked?: boolean }): Promise<Selectable<DB[T]> | undefined>;
   update(trx: Transaction<DB>, scope: Scope, id: number, patch: Updateable<DB[T]>): Promise<Selectable<DB[T]>>;
   referenceTaken(db: Kysely<DB>, scope: Scope, reference: string): Promise<boolean>;
-  /** Newest first; the page is a range of `seq`, so its cost does not grow with the offset. */
-  page<Row = Selectable<DB[T]>>(db: Kysely<DB>, scope: Scope, page: Page, columns?: readonly (keyof Row & string)[]): Promise<{ rows: Row[]; total: number }>;
+  /**
+   * Newest first; the page is a range of `seq`, so its cost does not grow with the offset. With a
+   * `viewer`, the page's rows are written to the access log by the same statement.
+   */
+  page<Row = Selectable<DB[T]>>(db: Kysely<DB>, scope: Scope, page: Page, columns?: readonly (keyof Row & string)[], viewer?: PageViewer): Promise<{ rows: Row[]; total: number }>;
 }
 
 /**
@@ -69,8 +73,8 @@ export function scopedTable<T extends ScopedTableName>(table: T, kind: string): 
         .executeTakeFirst();
       return row !== undefined;
     },
-    page(db, scope, page, columns) {
-      return pageBySequence(db, { table, kind, ...(columns ? { columns } : {}) }, scope, page);
+    page(db, scope, page, columns, viewer) {
+      return pageBySequence(db, { table, kind, ...(columns ? { columns } : {}) }, scope, page, viewer);
     },
   };
 }
