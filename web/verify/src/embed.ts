@@ -10,6 +10,7 @@ export type EmbedMessage =
   | { type: 'vouch.cancel'; sessionId: string | null; status: string }
   | { type: 'vouch.error'; sessionId: string | null; code: string; message: string }
   | { type: 'vouch.close' }
+  | { type: 'vouch.dismiss' }
   | { type: 'vouch.fullpage' };
 
 export interface Embedding {
@@ -30,5 +31,10 @@ export function embedding(location: Location, self: Window): Embedding | null {
   }
   if (parsed.origin !== origin) return null;
   const parent = self.parent;
-  return { origin, post: (message) => parent.postMessage(message, origin) };
+  const post = (message: EmbedMessage) => parent.postMessage(message, origin);
+  // Escape closes the SDK's window wherever the focus is (inside this frame, the page never sees the key).
+  self.document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') post({ type: 'vouch.dismiss' });
+  });
+  return { origin, post };
 }

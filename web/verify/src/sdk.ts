@@ -150,6 +150,9 @@ function open(options: OpenOptions): Handle {
       case 'vouch.close':
         teardown();
         break;
+      case 'vouch.dismiss':
+        closeByUser();
+        break;
       case 'vouch.fullpage':
         teardown();
         window.location.assign(flowUrl);

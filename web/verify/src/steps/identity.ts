@@ -4,9 +4,15 @@ import { busy, h, uniqueId } from '../dom.js';
 import type { Flow } from '../flow.js';
 import { idTypeWords, plural } from '../words.js';
 
-export function identityStep(flow: Flow, view: View): void {
+/** What the person typed, kept when a failed request brings the form back. */
+interface Draft {
+  idType: string;
+  idNumber: string;
+}
+
+export function identityStep(flow: Flow, view: View, draft?: Draft): void {
   const types = view.idTypes;
-  let chosen = view.prefilled.idType && types.includes(view.prefilled.idType) ? view.prefilled.idType : types[0]!;
+  let chosen = draft && types.includes(draft.idType) ? draft.idType : view.prefilled.idType && types.includes(view.prefilled.idType) ? view.prefilled.idType : types[0]!;
 
   const numberId = uniqueId('id-number');
   const hintId = uniqueId('id-hint');
@@ -21,7 +27,8 @@ export function identityStep(flow: Flow, view: View): void {
 
   const describe = () => {
     const words = idTypeWords(chosen, view.idTypeDetails);
-    label.textContent = /number|NIN|BVN/.test(words.label) ? words.label : `${words.label} number`;
+    // "BVN number", "Driver's licence number": the choices above carry the long names.
+    label.textContent = `${words.label.replace(/ \(.*\)$/, '')} number`;
     hint.textContent = words.hint;
     input.inputMode = words.inputMode;
   };
@@ -30,6 +37,7 @@ export function identityStep(flow: Flow, view: View): void {
   };
   describe();
   showAttempts(view.attemptsLeft.id);
+  if (draft) input.value = draft.idNumber;
 
   const choice =
     types.length > 1
@@ -68,7 +76,11 @@ export function identityStep(flow: Flow, view: View): void {
     input.removeAttribute('aria-invalid');
     void busy(submit, 'Checking…', async () => {
       try {
-        const next = await flow.run(() => flow.client.submitId(chosen, value), () => identityStep(flow, view), (e) => e.status === 422);
+        const next = await flow.run(
+          () => flow.client.submitId(chosen, value),
+          () => identityStep(flow, view, { idType: chosen, idNumber: input.value }),
+          (e) => e.status === 422,
+        );
         if (next) flow.go(next);
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
