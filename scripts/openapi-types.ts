@@ -5,8 +5,10 @@
  *   web   web/src/api/schema.d.ts   the web app's own API under /api   (`npm run web:types`)
  *   api   test/generated/api.d.ts   the integrators' API under /v1     (`npm run api:types`),
  *                                   type-checked against real calls in test/openapi/client.test.ts
+ *   verify web/verify/src/api-schema.d.ts  the end-user API under /verify/api, which the hosted
+ *                                   verification page calls (`npm run verify:types`)
  *
- * Usage: tsx scripts/openapi-types.ts web|api. A test fails when a committed file is stale.
+ * Usage: tsx scripts/openapi-types.ts web|api|verify. A test fails when a committed file is stale.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -31,6 +33,7 @@ interface Target {
 const TARGETS = {
   web: { file: path.join(ROOT, 'web', 'src', 'api', 'schema.d.ts'), prefix: '/api/', script: 'web:types' },
   api: { file: path.join(ROOT, 'test', 'generated', 'api.d.ts'), prefix: '/v1/', script: 'api:types' },
+  verify: { file: path.join(ROOT, 'web', 'verify', 'src', 'api-schema.d.ts'), prefix: '/verify/api/', script: 'verify:types' },
 } satisfies Record<string, Target>;
 
 type TargetName = keyof typeof TARGETS;
@@ -39,6 +42,7 @@ const BLOB = ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blo
 
 export const SCHEMA_FILE = TARGETS.web.file;
 export const API_TYPES_FILE = TARGETS.api.file;
+export const VERIFY_TYPES_FILE = TARGETS.verify.file;
 
 /** The OpenAPI document of a throwaway in-memory app (no port is opened). */
 export async function openApiDocument(): Promise<Record<string, unknown>> {
@@ -79,10 +83,15 @@ export function generateApiTypes(document?: Record<string, unknown>): Promise<st
   return generateTypes('api', document);
 }
 
+/** The end-user API's types, for the hosted verification page (web/verify/src/api-schema.d.ts). */
+export function generateVerifyTypes(document?: Record<string, unknown>): Promise<string> {
+  return generateTypes('verify', document);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const name = process.argv[2];
-  if (name !== 'web' && name !== 'api') {
-    process.stderr.write('usage: tsx scripts/openapi-types.ts web|api\n');
+  if (name !== 'web' && name !== 'api' && name !== 'verify') {
+    process.stderr.write('usage: tsx scripts/openapi-types.ts web|api|verify\n');
     process.exit(2);
   }
   const { file } = TARGETS[name];

@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateVerifyTypes, VERIFY_TYPES_FILE } from '../../scripts/openapi-types.js';
 import { embeddableOrigin, framingFor } from '../../src/sessions/hosted/embedding.js';
 import { hostedFlowDir } from '../../src/sessions/hosted/routes.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
@@ -151,5 +152,12 @@ describe('embedding rules', () => {
     expect(framingFor(SECRET, {})).toEqual({ kind: 'none' });
     expect(framingFor(SECRET, { embed: '1', origin: 'https://a.example' })).toEqual({ kind: 'embed', origin: 'https://a.example' });
     expect(framingFor(URL_TOKEN, { embed: '1', origin: 'https://a.example' }).kind).toBe('refused');
+  });
+});
+
+describe('the page\'s API types', () => {
+  it('match the OpenAPI document the end-user routes produce (run `npm run verify:types` when this fails)', async () => {
+    const committed = await readFile(VERIFY_TYPES_FILE, 'utf8');
+    expect(committed === (await generateVerifyTypes()), 'web/verify/src/api-schema.d.ts is stale: run npm run verify:types').toBe(true);
   });
 });

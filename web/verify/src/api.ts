@@ -1,52 +1,20 @@
+import type { operations } from './api-schema.js';
+
 /**
- * The end-user API under /verify/api/:token (the contract in docs/sdk.md and the session routes'
- * schemas): the page's only way to the server. Every call is `no-store`, sends no cookies and no
- * referrer; a failure is an ApiError (the server answered with an error) or a NetworkError (it
- * did not answer), so each screen can say which and offer the right retry.
+ * The end-user API under /verify/api/:token (docs/sessions.md): the page's only way to the
+ * server, typed from the routes' own schemas (`npm run verify:types` writes api-schema.d.ts).
+ * Every call is `no-store`, sends no cookies and no referrer; a failure is an ApiError (the server
+ * answered with an error) or a NetworkError (it did not answer), so each screen can say which and
+ * offer the right retry.
  */
 
-export type Step = 'consent' | 'id' | 'liveness' | 'processing' | 'done';
+type Json<T> = T extends { content: { 'application/json': infer Body } } ? Body : never;
 
-export interface Consent {
-  purpose: string;
-  collected: string[];
-  retentionDays: number;
-  recipients: string[];
-  version: string;
-}
-
-export interface View {
-  sessionId: string;
-  /** The session's status: open ones, then verified | failed | expired | cancelled. */
-  status: string;
-  step: Step;
-  organization: { name: string; logoUrl: string | null; colour: string | null };
-  testMode: boolean;
-  idTypes: string[];
-  /** How the server names each type, and what a number looks like. */
-  idTypeDetails?: { type: string; label: string; hint: string }[];
-  prefilled: { idType: string | null; idNumberMasked: string | null };
-  checks: { liveness: boolean; faceMatch: boolean };
-  consent: Consent;
-  attemptsLeft: { id: number; liveness: number };
-  redirectUrl: string | null;
-  expiresAt: string;
-  result: null | { outcome: 'verified' | 'failed'; reasons: string[] };
-  lastAttempt: { passed: boolean; reasons: string[] } | null;
-}
-
-export interface LivenessAttempt {
-  attemptId: string;
-  challenges: string[];
-  expiresAt: string;
-  capture: { maxFrames: number; frameIntervalMs: number; maxWidth: number };
-}
-
-export interface Handoff {
-  shortUrl: string;
-  qrSvg: string;
-  expiresAt: string;
-}
+/** What GET /verify/api/:token answers (and every step's POST): the types generated from the route schemas. */
+export type View = Json<operations['endUserViewSession']['responses'][200]>;
+export type Step = View['step'];
+export type LivenessAttempt = Json<operations['endUserStartLivenessAttempt']['responses'][201]>;
+export type Handoff = Json<operations['endUserHandoff']['responses'][201]>;
 
 export interface CapturedFrame {
   atMs: number;
