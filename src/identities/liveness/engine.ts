@@ -37,6 +37,13 @@ export interface LivenessAttempt {
   sessionId: string;
   challenges: Challenge[];
   frames: LivenessFrame[];
+  /**
+   * Whose attempt it is: the prints kept to refuse replayed frames are compared within one
+   * organization and mode. Required by an engine that keeps prints in the database.
+   */
+  scope?: { orgId: string; mode: 'test' | 'live' };
+  /** How long this attempt's frame prints are kept: as long as its frames (default: 365 days). */
+  retainUntil?: Date;
 }
 
 export interface ChallengeOutcome {

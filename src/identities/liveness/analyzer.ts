@@ -1,0 +1,168 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { WORKER_SOURCE } from './worker-source.js';
+
+/** RGB bytes of one decoded frame; `pixels` owns its buffer (it is handed to the model thread). */
+export interface RgbFrame {
+  pixels: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** The main (largest) face of a frame as the pose pass sees it. Angles in degrees. */
+export interface FacePose {
+  box: [number, number, number, number];
+  score: number;
+  /** Negative: the person turned to their left (frames as the camera took them, not mirrored). */
+  yaw: number;
+  /** Negative: the person looked up. */
+  pitch: number;
+  roll: number;
+  /** Lid gap over eye width, [left, right]; null where the mesh had no eye. */
+  eyes: [number | null, number | null];
+}
+
+export interface FramePose {
+  width: number;
+  height: number;
+  faces: { box: [number, number, number, number]; score: number }[];
+  main: FacePose | null;
+}
+
+export interface FrameDescription {
+  index: number;
+  /** The face model's identity embedding (1024 numbers). */
+  embedding: number[];
+  /** Anti-spoofing score, 0 (spoof) .. 1 (real). */
+  real: number;
+  /** Liveness score, 0..1. */
+  live: number;
+}
+
+export interface ModelStatus {
+  backend: string;
+  models: { name: string; url: string }[];
+  /** Fetches the model thread refused (anything that tried to reach the network). */
+  refusedFetches: number;
+}
+
+type Reply =
+  | ({ id: number } & ModelStatus)
+  | { id: number; poses: FramePose[]; ms: number }
+  | { id: number; described: (FrameDescription | null)[]; ms: number }
+  | { id: number }
+  | { id: number; error: string };
+
+interface Pending {
+  resolve(reply: Reply): void;
+  reject(error: Error): void;
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Runs the face models of the liveness check (@vladmandic/human, WASM) on a worker thread of its
+ * own, started on first use and unreferenced while idle, like the face match's engine. A crashed
+ * worker fails its pending requests; the next request starts a new one.
+ */
+export class FrameAnalyzer {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private nextJob = 1;
+
+  constructor(private readonly options: { minFaceScore: number } = { minFaceScore: 0.5 }) {}
+
+  /** Starts the thread and loads every model now; says which models loaded from where. */
+  async warmUp(): Promise<ModelStatus> {
+    const reply = (await this.send({ type: 'warmUp' })) as { id: number } & ModelStatus;
+    return { backend: reply.backend, models: reply.models, refusedFetches: reply.refusedFetches };
+  }
+
+  /**
+   * Face, pose and eyes of every frame (on its small copy), then identity and anti-spoofing scores
+   * of the frames that `choose` picks from the poses (on the larger one). The frames go to the
+   * thread once; `ms` is the thread's CPU time.
+   */
+  async analyze(frames: { small: RgbFrame; rgb: RgbFrame }[], choose: (poses: FramePose[]) => number[]): Promise<{ poses: FramePose[]; described: FrameDescription[]; ms: number }> {
+    const job = this.nextJob++;
+    const transfer = frames.flatMap((frame) => [frame.small.pixels.buffer as ArrayBuffer, frame.rgb.pixels.buffer as ArrayBuffer]);
+    const posed = (await this.send({ type: 'pose', job, frames }, transfer)) as { poses: FramePose[]; ms: number };
+    let indexes: number[];
+    try {
+      indexes = choose(posed.poses);
+    } catch (error) {
+      await this.send({ type: 'release', job });
+      throw error;
+    }
+    const described = (await this.send({ type: 'describe', job, indexes })) as { described: (FrameDescription | null)[]; ms: number };
+    return {
+      poses: posed.poses,
+      described: described.described.filter((item): item is FrameDescription => item !== null),
+      ms: posed.ms + described.ms,
+    };
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.fail(worker, new Error('liveness analyzer closed'));
+    await worker.terminate();
+  }
+
+  private send(message: object, transfer: ArrayBuffer[] = []): Promise<Reply> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ ...message, id }, transfer);
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    // The package's exports map hides its WASM build: find it next to the entry point it does export.
+    const humanPath = path.join(path.dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js');
+    const modelDir = path.join(path.dirname(humanPath), '..', 'models');
+    const fromHuman = createRequire(humanPath);
+    const tfjsCorePath = fromHuman.resolve('@tensorflow/tfjs-core');
+    const wasmDir = path.dirname(fromHuman.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep;
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore },
+      resourceLimits: { maxOldGenerationSizeMb: 768 },
+    });
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('error', (error) => this.fail(worker, error));
+    worker.on('exit', (code) => this.fail(worker, new Error(`liveness model worker exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(reply: Reply): void {
+    const pending = this.pending.get(reply.id);
+    if (!pending) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if ('error' in reply) pending.reject(new Error(`liveness model failed: ${reply.error}`));
+    else pending.resolve(reply);
+  }
+
+  private fail(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+  }
+}
+
+let shared: FrameAnalyzer | undefined;
+
+/** The process's one liveness model thread: loaded once per process, however many apps run in it. */
+export function sharedFrameAnalyzer(): FrameAnalyzer {
+  shared ??= new FrameAnalyzer();
+  return shared;
+}

@@ -1,0 +1,95 @@
+import { randomInt } from 'node:crypto';
+import { CHALLENGES, type Challenge } from './engine.js';
+
+/**
+ * What the browser is asked to send for one attempt (returned with the attempt as `capture`).
+ * 20 frames one per 200 ms is 4 s of movement: enough for three prompted movements, and a blink
+ * held for 200 ms or more is always caught between two frames. The server analyses every frame
+ * (face, pose, eyes on a 320 px copy: ~45 ms of CPU each on this machine) and describes at most
+ * 4 of them (identity and anti-spoofing: ~125 ms each): about 1.4 s of CPU, under the 1.5 s
+ * target (docs/liveness.md has the measurements).
+ * 480 px wide keeps a face at arm's length over 150 px, plenty for the models, and each JPEG small.
+ */
+export const LIVENESS_CAPTURE = { maxFrames: 20, frameIntervalMs: 200, maxWidth: 480 } as const;
+export type LivenessCapture = typeof LIVENESS_CAPTURE;
+
+/** How many challenges an attempt asks for, at least and at most. */
+export const CHALLENGES_PER_ATTEMPT = { min: 2, max: 3 } as const;
+
+export type RandomInt = (maxExclusive: number) => number;
+
+/**
+ * 2–3 distinct challenges in a random order, from the operating system's CSPRNG, so that a
+ * recording made for one attempt cannot be expected to fit the next. `random` is injectable for
+ * tests; it must return an integer in [0, maxExclusive).
+ */
+export function pickChallenges(random: RandomInt = (max) => randomInt(max)): Challenge[] {
+  const count = CHALLENGES_PER_ATTEMPT.min + random(CHALLENGES_PER_ATTEMPT.max - CHALLENGES_PER_ATTEMPT.min + 1);
+  const pool: Challenge[] = [...CHALLENGES];
+  const picked: Challenge[] = [];
+  while (picked.length < count) {
+    const [challenge] = pool.splice(random(pool.length), 1);
+    if (challenge) picked.push(challenge);
+  }
+  return picked;
+}
+
+/**
+ * Every number the decision depends on. Angles are the face model's, in degrees, measured from
+ * the attempt's own median pose (so a camera held a little low does not count as a movement).
+ * docs/liveness.md gives the measurements each default rests on; `vouch liveness replay` tries
+ * others on recorded attempts.
+ */
+export interface LivenessThresholds {
+  /** Fewer frames than this cannot show 2–3 movements. */
+  minFrames: number;
+  /** Frames beyond the capture's maxFrames are not analysed (the CPU budget). */
+  maxFrames: number;
+  /** The frames must have been taken within this span, and each movement within `maxChallengeGapMs` of the one before. */
+  maxDurationMs: number;
+  maxChallengeGapMs: number;
+  /** At least this share of the frames must show a face. */
+  minFaceShare: number;
+  /** A second face at least this fraction of the main face's area, in at least `minMultiFaceFrames` frames, is a second person. */
+  secondFaceArea: number;
+  minMultiFaceFrames: number;
+  /** The main face must be at least this fraction of the frame's width (median over frames). */
+  minFaceWidth: number;
+  /** turn_left / turn_right: yaw from the median pose, degrees. */
+  turnDegrees: number;
+  /** look_up: pitch from the median pose, degrees (up is negative pitch). */
+  lookUpDegrees: number;
+  /** blink: both eyes at most this fraction of their median openness, with open eyes before or after. */
+  blinkRatio: number;
+  /** At most this many frames are described (identity and anti-spoofing, ~125 ms of CPU each). */
+  maxDescribed: number;
+  /** One face throughout: cosine similarity of the face embeddings of the described frames to the frontal one. */
+  minSameFace: number;
+  /** Passive checks: the median anti-spoofing and liveness scores of the described frames. */
+  minAntispoof: number;
+  minLive: number;
+  /** A frame whose 256-bit print is within this many bits of a print from another attempt is replayed. */
+  replayBits: number;
+  /** This many replayed frames make the attempt a replay. */
+  minReplayedFrames: number;
+}
+
+export const DEFAULT_THRESHOLDS: LivenessThresholds = {
+  minFrames: 8,
+  maxFrames: LIVENESS_CAPTURE.maxFrames,
+  maxDurationMs: 8000,
+  maxChallengeGapMs: 4000,
+  minFaceShare: 0.7,
+  secondFaceArea: 0.2,
+  minMultiFaceFrames: 2,
+  minFaceWidth: 0.12,
+  turnDegrees: 7,
+  lookUpDegrees: 8,
+  blinkRatio: 0.65,
+  maxDescribed: 4,
+  minSameFace: 0.5,
+  minAntispoof: 0.3,
+  minLive: 0.5,
+  replayBits: 24,
+  minReplayedFrames: 2,
+};
