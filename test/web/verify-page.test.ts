@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateVerifyTypes, VERIFY_TYPES_FILE } from '../../scripts/openapi-types.js';
 import { embeddableOrigin, framingFor } from '../../src/sessions/hosted/embedding.js';
 import { hostedFlowDir } from '../../src/sessions/hosted/routes.js';
+import type { LivenessAttempt, View } from '../../web/verify/src/api.js';
+import { returnUrl, sessionStatus } from '../../web/verify/src/steps/result.js';
+import { capturePlan } from '../../web/verify/src/steps/selfie.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
 
 /**
@@ -159,5 +162,32 @@ describe('the page\'s API types', () => {
   it('match the OpenAPI document the end-user routes produce (run `npm run verify:types` when this fails)', async () => {
     const committed = await readFile(VERIFY_TYPES_FILE, 'utf8');
     expect(committed === (await generateVerifyTypes()), 'web/verify/src/api-schema.d.ts is stale: run npm run verify:types').toBe(true);
+  });
+});
+
+describe('the page\'s own rules', () => {
+  const view = (patch: Partial<View>): View =>
+    ({ sessionId: 'ses_0123456789abcdef0123', status: 'verified', redirectUrl: 'https://shop.example.com/kyc/done?step=2', result: { outcome: 'verified', reasons: [] }, ...patch }) as View;
+
+  it('returns to the redirectUrl with session_id and status, keeping its query, and never to anything but http(s)', () => {
+    expect(returnUrl(view({}))).toBe('https://shop.example.com/kyc/done?step=2&session_id=ses_0123456789abcdef0123&status=verified');
+    expect(returnUrl(view({ status: 'cancelled', result: { outcome: 'failed', reasons: ['CANCELLED'] } }))).toMatch(/&status=cancelled$/);
+    expect(returnUrl(view({ redirectUrl: null }))).toBeNull();
+    expect(returnUrl(view({ redirectUrl: 'javascript:alert(1)' }))).toBeNull();
+    expect(returnUrl(view({ redirectUrl: 'data:text/html,hi' }))).toBeNull();
+    expect(sessionStatus(view({ status: 'expired', result: { outcome: 'failed', reasons: ['EXPIRED'] } }))).toBe('expired');
+    expect(sessionStatus(view({ status: 'failed', result: { outcome: 'failed', reasons: ['FACE_MISMATCH'] } }))).toBe('failed');
+  });
+
+  it('shares the server\'s frame budget: a few frames looking straight, then equal shares per movement', () => {
+    const attempt = (challenges: string[], maxFrames: number) => ({ attemptId: 'att_1', expiresAt: '', challenges, capture: { maxFrames, frameIntervalMs: 200, maxWidth: 480 } }) as LivenessAttempt;
+    const frames = (plan: ReturnType<typeof capturePlan>) => plan.segments.map((segment) => `${segment.key}:${segment.frames}`);
+    expect(frames(capturePlan(attempt(['turn_left', 'blink', 'look_up'], 20)))).toEqual(['straight:5', 'turn_left:5', 'blink:5', 'look_up:5']);
+    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 20)))).toEqual(['straight:4', 'turn_right:8', 'blink:8']);
+    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 30)))).toEqual(['straight:4', 'turn_right:13', 'blink:13']);
+    // Every frame the server allows is used, never one more.
+    for (const [challenges, maxFrames] of [[['blink'], 20], [['turn_left', 'look_up', 'blink'], 30], [['turn_left', 'blink'], 9]] as const) {
+      expect(capturePlan(attempt([...challenges], maxFrames)).segments.reduce((sum, segment) => sum + segment.frames, 0)).toBe(maxFrames);
+    }
   });
 });

@@ -10,6 +10,8 @@ import type { Flow } from '../flow.js';
 import { challengeWords, plural, reasonText } from '../words.js';
 import { cameraProblem } from './camera-problems.js';
 
+const STRAIGHT_FRAMES = 3;
+
 export function selfieStep(flow: Flow, view: View): void {
   const unavailable = cameraAvailable();
   if (unavailable) return cameraProblem(flow, view, unavailable);
@@ -95,12 +97,17 @@ async function openCamera(flow: Flow, view: View): Promise<void> {
   );
 }
 
-/** Equal shares of the server's frame budget: looking straight first, then each movement in order. */
+/**
+ * The server's frame budget shared out: each movement gets an equal share, and looking straight
+ * at the start (the pose each movement is measured from, and time to get ready) the rest, at least
+ * STRAIGHT_FRAMES.
+ */
 export function capturePlan(attempt: LivenessAttempt): CapturePlan {
   const { maxFrames, frameIntervalMs, maxWidth } = attempt.capture;
-  const segments = ['straight', ...attempt.challenges];
-  const share = Math.max(1, Math.floor(maxFrames / segments.length));
-  return { segments: segments.map((key) => ({ key, frames: share })), frameIntervalMs, maxWidth };
+  const moves = attempt.challenges.length;
+  const share = Math.max(1, Math.floor((maxFrames - STRAIGHT_FRAMES) / Math.max(1, moves)));
+  const straight = Math.max(1, maxFrames - share * moves);
+  return { segments: [{ key: 'straight', frames: straight }, ...attempt.challenges.map((key) => ({ key, frames: share }))], frameIntervalMs, maxWidth };
 }
 
 async function runAttempt(flow: Flow, view: View, camera: Camera, finder: Viewfinder): Promise<void> {
