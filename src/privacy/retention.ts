@@ -6,6 +6,7 @@ import { protectionOf } from '../platform/crypto/fields.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { audit, type Actor } from '../portal/audit.js';
+import { applySessionRetention } from '../sessions/privacy.js';
 import { anonymiseVerifications, deleteFiles, ENDED_STATUSES, STATUS_COLUMN, VERIFICATION_KINDS, VERIFICATION_TABLES, type AnonymiseCounts } from './anonymise.js';
 import './tables.js';
 
@@ -202,6 +203,12 @@ export async function applyRetention(db: Kysely<DB>, store: FileStore, options: 
       if (ids.length < batch || stopped()) break;
     }
   }
+
+  // 1b. Verification sessions: frames (selfies) after 30 days or the photo period if shorter,
+  //     ended sessions after the verification period (src/sessions/privacy.ts).
+  const sessions = await applySessionRetention(db, store, { now, verificationDays: RETENTION_DEFAULTS.verificationDays, batchSize: batch, shouldStop });
+  counts.verifications.session = sessions.sessions;
+  counts.photos += sessions.frames;
 
   // 2. Photos older than the period: the file, its row, and its id on the verification.
   for (;;) {

@@ -4,6 +4,7 @@ import { isUuid } from '../accounts/service.js';
 import { consentOf, type Consent } from '../consent/consent.js';
 import type { FileStore } from '../files/store.js';
 import { normalizePhone } from '../identities/matching.js';
+import { anonymiseSessions, findSessionSubjects, type SessionHit } from '../sessions/privacy.js';
 import { keyringOf } from '../platform/crypto/fields.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
@@ -128,6 +129,8 @@ export interface SubjectFindings {
   registry: { type: string; key: string; record: unknown }[];
   upstreamCache: { type: string; keyHash: string; source: string; expiresAt: Date; record: unknown }[];
   verifications: VerificationHit[];
+  /** Verification sessions naming the person (src/sessions/privacy.ts); their frames are in `photos`. */
+  sessions: SessionHit[];
   photos: { id: string; verification: string; contentType: string; size: number; sha256: string; createdAt: Date }[];
   heldReports: { verification: string; heldAt: Date | null; report: unknown }[];
   /** Held reports (waiting for review) whose neighbour is the person, on verifications not otherwise found. */
@@ -147,6 +150,7 @@ export function countsOf(findings: SubjectFindings): SubjectCounts {
     upstream_cache: findings.upstreamCache.length,
   };
   for (const kind of VERIFICATION_KINDS) counts[VERIFICATION_TABLES[kind]] = findings.verifications.filter((hit) => hit.kind === kind).length;
+  counts.verification_sessions = findings.sessions.length;
   Object.assign(counts, {
     uploaded_files: findings.photos.length,
     held_reports: findings.heldReports.length,
@@ -185,7 +189,7 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
   await checkScope(db, scope);
   const keyring = keyringOf(db);
   const matcher = new Matcher(identifiers);
-  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], photos: [], heldReports: [], heldNeighbours: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
+  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], sessions: [], photos: [], heldReports: [], heldNeighbours: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
 
   if (!scope.orgId) {
     // The embedded registry, by blind index.
@@ -223,6 +227,12 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
       findings.verifications.push({ kind, id: Number(row.id), orgId: String(row.org_id), mode: String(row.mode), reference: String(row.reference), roles, consent: consentOf(row), record: row });
     }
   }
+
+  // Verification sessions, with their frames and webhook deliveries.
+  const sessions = await findSessionSubjects(db, (value) => matcher.matches(value), scope);
+  findings.sessions = sessions.sessions;
+  findings.photos.push(...sessions.frames);
+  findings.webhookDeliveries.push(...sessions.webhookDeliveries);
 
   // What hangs off the verifications found.
   for (const kind of VERIFICATION_KINDS) {
@@ -418,6 +428,12 @@ export async function eraseSubject(
         bump('webhook_deliveries', Number((await db.deleteFrom('webhook_deliveries').where('resource_kind', '=', kind).where('resource_id', 'in', batch).executeTakeFirst()).numDeletedRows));
       }
     }
+  }
+  for (let i = 0; i < data.sessions.length; i += ERASE_BATCH) {
+    const done = await anonymiseSessions(db, store, data.sessions.slice(i, i + ERASE_BATCH).map((hit) => hit.id), { now, erasure: true });
+    bump('verification_sessions', done.sessions);
+    bump('uploaded_files', done.frames);
+    bump('webhook_deliveries', done.webhookDeliveries);
   }
   // The person named as the neighbour in a report still held for review: that part of the report is blanked.
   for (const held of data.heldNeighbours) {
