@@ -4,7 +4,7 @@ import { isUuid } from '../accounts/service.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { can, type Permission } from './roles.js';
-import { loadSession, SESSION_COOKIE, type LoadedSession } from './sessions.js';
+import { loadSession, loadSessionIn, SESSION_COOKIE, type LoadedSession } from './sessions.js';
 import type { Role } from './tables.js';
 
 export interface MemberContext {
@@ -58,6 +58,29 @@ export function requireMember(db: Kysely<DB>, permission: Permission) {
       throw new ApiError('FORBIDDEN', `Your role (${row.role}) does not allow this; ask an owner or admin of the organization`);
     }
     request.member = { orgId, role: row.role };
+  };
+}
+
+/**
+ * `requireSession` and `requireMember(permission)` as one preHandler and one query (the session
+ * joined with the membership of the path's organization), with the same answers in the same
+ * order: 401 without a finished sign-in, 404 when not a member, 403 when the role does not allow
+ * it. For the lists the portal reads on every page.
+ */
+export function requireMemberSession(db: Kysely<DB>, permission: Permission) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const orgId = (request.params as { orgId?: string }).orgId ?? '';
+    const token = request.cookies[SESSION_COOKIE];
+    const loaded = token ? await loadSessionIn(db, token, isUuid(orgId) ? orgId : undefined) : undefined;
+    if (!loaded) throw new ApiError('ACCESS_DENIED', 'Sign in to continue: your session has ended or was never started');
+    if (loaded.session.pendingTotp) throw new ApiError('ACCESS_DENIED', 'Enter the code from your authenticator app to finish signing in');
+    request.portal = loaded.session;
+    const role = loaded.role;
+    if (!isUuid(orgId) || !role) throw new ApiError('NOT_FOUND_ERROR', 'No such organization among yours');
+    if (!can(role, permission)) {
+      throw new ApiError('FORBIDDEN', `Your role (${role}) does not allow this; ask an owner or admin of the organization`);
+    }
+    request.member = { orgId, role };
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
+import type { Role } from './tables.js';
 
 /** The cookie that carries a portal session; httpOnly, SameSite=Lax, Secure behind https. */
 export const SESSION_COOKIE = 'vouch_session';
@@ -84,8 +85,16 @@ export async function createSession(db: Kysely<DB>, input: NewSession): Promise<
 
 /** The live session of a cookie token, or undefined when it is unknown, expired or revoked. */
 export async function loadSession(db: Kysely<DB>, token: string): Promise<LoadedSession | undefined> {
+  return (await loadSessionIn(db, token, undefined))?.session;
+}
+
+/**
+ * The live session of a cookie token and the person's role in `orgId` (null when not a member), in
+ * one query: the portal's lists, read on every page, check both (guard.ts requireMemberSession).
+ */
+export async function loadSessionIn(db: Kysely<DB>, token: string, orgId: string | undefined): Promise<{ session: LoadedSession; role: Role | null } | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
-  const row = await db
+  const query = db
     .selectFrom('portal_sessions as s')
     .innerJoin('people as p', 'p.id', 's.person_id')
     .select([
@@ -101,23 +110,29 @@ export async function loadSession(db: Kysely<DB>, token: string): Promise<Loaded
     ])
     .where('s.token_hash', '=', hashToken(token))
     .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', sql<Date>`now()`)
-    .executeTakeFirst();
+    .where('s.expires_at', '>', sql<Date>`now()`);
+  const row = await (orgId === undefined
+    ? query.select(sql<Role | null>`null`.as('role'))
+    : query.leftJoin('memberships as m', (join) => join.onRef('m.person_id', '=', 'p.id').on('m.org_id', '=', orgId)).select('m.role as role')
+  ).executeTakeFirst();
   if (!row) return undefined;
   if (Date.now() - row.last_seen_at.getTime() > SEEN_RESOLUTION_MS) {
     await db.updateTable('portal_sessions').set({ last_seen_at: sql<Date>`now()` }).where('id', '=', row.sessionId).execute();
   }
   return {
-    sessionId: row.sessionId,
-    pendingTotp: row.pending_totp,
-    person: {
-      id: row.id,
-      email: row.email,
-      name: row.name,
-      emailVerified: row.email_verified_at !== null,
-      totpEnabled: row.totp_enabled_at !== null,
-      operator: row.operator_role === 'operator',
+    session: {
+      sessionId: row.sessionId,
+      pendingTotp: row.pending_totp,
+      person: {
+        id: row.id,
+        email: row.email,
+        name: row.name,
+        emailVerified: row.email_verified_at !== null,
+        totpEnabled: row.totp_enabled_at !== null,
+        operator: row.operator_role === 'operator',
+      },
     },
+    role: row.role ?? null,
   };
 }
 

@@ -1,8 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { PageViewer } from '../../access-log/service.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { pageBySequence, type Page, type Scope } from '../../platform/pagination.js';
-import { cappedCount, MAX_FILTERED_OFFSET, type CappedTotal } from './counting.js';
+import { MAX_FILTERED_OFFSET, pageWithCappedCount, type CappedTotal } from './counting.js';
 import { explorerStatusOf, KIND_TABLES, type ExplorerStatus, type ListSource, type VerificationKind } from './kinds.js';
 
 export interface VerificationFilters {
@@ -34,6 +35,7 @@ export async function listVerifications(
   kind: VerificationKind,
   filters: VerificationFilters,
   page: Page,
+  viewer?: PageViewer,
 ): Promise<CappedTotal & { rows: VerificationListRow[] }> {
   const spec = KIND_TABLES[kind];
   const columns = [...COMMON_COLUMNS, spec.stateColumn, ...spec.columns];
@@ -53,7 +55,7 @@ export async function listVerifications(
   };
 
   if (!filters.status && !q) {
-    const { rows, total } = await pageBySequence<Record<string, unknown>>(db, { table: spec.table, kind: spec.sequence, columns }, scope, page);
+    const { rows, total } = await pageBySequence<Record<string, unknown>>(db, { table: spec.table, kind: spec.sequence, columns }, scope, page, viewer);
     return { rows: rows.map(toRow), total, totalCapped: false };
   }
   if (page.offset > MAX_FILTERED_OFFSET) {
@@ -71,9 +73,12 @@ export async function listVerifications(
       ? query.where((eb) => eb.or([eb('id', '=', Number(q)), eb('reference', 'like', prefix)]))
       : query.where('reference', 'like', prefix);
   }
-  const [rows, count] = await Promise.all([
-    query.select(columns).orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute(),
-    cappedCount(db, query),
-  ]);
+  const { rows, ...count } = await pageWithCappedCount(
+    db,
+    query,
+    query.select([...columns, 'seq']).orderBy('seq', 'desc').limit(page.limit).offset(page.offset) as SelectQueryBuilder<any, any, Record<string, unknown> & { id: unknown }>,
+    sql`order by page.seq desc`,
+    viewer ? { scope, viewer } : undefined,
+  );
   return { rows: rows.map(toRow), ...count };
 }

@@ -4,7 +4,7 @@ import { IDENTITY_BILLABLES, maskIdentifier } from '../../identities/lookups.js'
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import type { Page, Scope } from '../../platform/pagination.js';
-import { cappedCount, type CappedTotal } from './counting.js';
+import { pageWithCappedCount, type CappedTotal } from './counting.js';
 
 /**
  * Identity lookups as the explorer lists them: the usage events of the lookup types (every
@@ -82,16 +82,12 @@ export async function listLookups(db: Kysely<DB>, scope: Scope, filters: LookupF
     else if ('subjects' in search) query = query.where('subject', 'in', search.subjects);
     else query = query.where('subject', 'like', `${search.prefix}%`);
   }
-  const [rows, count] = await Promise.all([
-    query
-      .select(['id', 'type', 'subject', 'outcome', 'price', 'created_at'])
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    cappedCount(db, query),
-  ]);
+  const { rows, ...count } = await pageWithCappedCount(
+    db,
+    query,
+    query.select(['id', 'type', 'subject', 'outcome', 'price', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
+    sql`order by page.created_at desc, page.id desc`,
+  );
   return {
     ...count,
     rows: rows.map((row) => ({

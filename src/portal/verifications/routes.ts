@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { logSessionAccess } from '../../access-log/service.js';
+import { logSessionAccess, sessionViewer } from '../../access-log/service.js';
 import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import { AccountsService } from '../../accounts/service.js';
@@ -16,7 +16,7 @@ import type { DB, Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { requireMinimumLevel } from '../../respondents/fields.js';
 import { audit } from '../audit.js';
-import { modeOf, requireMember, requireSession } from '../guard.js';
+import { modeOf, requireMember, requireMemberSession, requireSession } from '../guard.js';
 import type { AreaOptions } from '../plugin.js';
 import { Done, OrgParams, PORTAL_TAG, portalErrors, sessionSecurity, ModeQuery } from '../schemas.js';
 import { maskRecord, verificationDetail, type DetailDeps } from './detail.js';
@@ -50,7 +50,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
   app.get(
     '/orgs/:orgId/lookups',
     {
-      preValidation: [signedIn, requireMember(db, 'verifications.read')],
+      preValidation: [requireMemberSession(db, 'verifications.read')],
       schema: {
         tags,
         operationId: 'portalListLookups',
@@ -74,7 +74,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
   app.get(
     '/orgs/:orgId/verifications',
     {
-      preValidation: [signedIn, requireMember(db, 'verifications.read')],
+      preValidation: [requireMemberSession(db, 'verifications.read')],
       schema: {
         tags,
         operationId: 'portalListVerifications',
@@ -90,8 +90,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
       const { kind, status, q } = request.query;
       const paging = page(request.query);
       const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
-      const { rows, total, totalCapped } = await listVerifications(db, scope, kind, { status, q }, paging);
-      await logSessionAccess(db, request, scope, kind, 'list', rows.map((row) => row.id));
+      const { rows, total, totalCapped } = await listVerifications(db, scope, kind, { status, q }, paging, sessionViewer(request, kind));
       return { data: rows, total, totalCapped, ...paging };
     },
   );
@@ -99,7 +98,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
   app.get(
     '/orgs/:orgId/verifications/:kind/:id',
     {
-      preValidation: [signedIn, requireMember(db, 'verifications.read')],
+      preValidation: [requireMemberSession(db, 'verifications.read')],
       schema: {
         tags,
         operationId: 'portalGetVerification',
@@ -121,7 +120,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
   app.post(
     '/orgs/:orgId/verifications/:kind/:id/cancel',
     {
-      preValidation: [signedIn, requireMember(db, 'verifications.write')],
+      preValidation: [requireMemberSession(db, 'verifications.write')],
       schema: {
         tags,
         operationId: 'portalCancelVerification',
@@ -196,7 +195,7 @@ export async function verificationRoutes(parent: FastifyInstance, { db, urls, re
   app.post(
     '/orgs/:orgId/verifications/address',
     {
-      preValidation: [signedIn, requireMember(db, 'verifications.write')],
+      preValidation: [requireMemberSession(db, 'verifications.write')],
       schema: {
         tags,
         operationId: 'portalCreateAddress',
