@@ -39,7 +39,7 @@ import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
 import { endUserRoutes } from './sessions/end-user-routes.js';
 import { SessionFlow } from './sessions/flow.js';
-import { sharedLivenessEngine, type EngineSource } from './sessions/liveness.js';
+import { livenessEngineFor, type EngineSource } from './sessions/liveness.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { hostedFlowRoutes } from './sessions/hosted/routes.js';
 
@@ -211,7 +211,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db: database.db,
     registry,
     matcher: faceMatcher,
-    engine: options.livenessEngine ?? sharedLivenessEngine,
+    engine: options.livenessEngine ?? livenessEngineFor(database.db),
     store: fileStore,
     publicUrl: config.publicUrl,
     allowPrivateUrls: config.allowPrivateUrls,

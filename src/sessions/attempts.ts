@@ -10,6 +10,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { FlowDeps } from './flow.js';
 import { findPerson } from './identity.js';
+import { frameRetentionDays } from './view.js';
 import { ATTEMPT_ID } from './tokens.js';
 import { CAPTURE, MAX_FRAME_BYTES, MAX_LIVENESS_ATTEMPTS } from './liveness.js';
 import { lockSessionById, updateSession } from './repository.js';
@@ -113,6 +114,9 @@ async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, uploa
       sessionId: row.public_id,
       challenges: attempt.challenges,
       frames: upload.frames.map((jpeg, i) => ({ atMs: upload.timestamps[i]!, jpeg })),
+      scope: { orgId: row.org_id, mode: row.mode },
+      // The frames' perceptual prints are kept as long as the frames themselves.
+      retainUntil: new Date(Date.now() + (await frameRetentionDays(deps.db, row.org_id)) * 86_400_000),
     });
   } catch (err) {
     if (err instanceof ApiError) throw err;

@@ -1,11 +1,14 @@
-import { randomInt } from 'node:crypto';
-import { CHALLENGES, type Challenge, type LivenessEngine } from '../identities/liveness/engine.js';
-import { ApiError } from '../platform/errors.js';
+import type { Kysely } from 'kysely';
+import type { LivenessEngine } from '../identities/liveness/engine.js';
+import { createLivenessEngine } from '../identities/liveness/human-engine.js';
+import { DatabasePrintStore } from '../identities/liveness/print-store.js';
+import { LIVENESS_CAPTURE, pickChallenges } from '../identities/liveness/settings.js';
+import type { DB } from '../platform/db/schema.js';
 
 /**
- * The session's side of liveness: which challenges an attempt asks for, how the browser captures
- * frames, and where the engine comes from (docs/sessions.md, "Liveness step"; the method itself
- * is the engine's, docs/liveness.md).
+ * The session's side of liveness: how many tries, how long an attempt lasts, how the browser
+ * captures frames, and where the engine comes from (docs/sessions.md, "The end-user API"; the
+ * method itself is the engine's, docs/liveness.md).
  */
 
 /** Liveness attempts per session; a fourth is refused (429 TOO_MANY_ATTEMPTS). */
@@ -17,38 +20,33 @@ export const ATTEMPT_TTL_MS = 3 * 60_000;
 /** An attempt being decided longer than this was lost (a process stopped): the page may start another. */
 export const PROCESSING_TIMEOUT_MS = 2 * 60_000;
 
-/** What the browser is told to send: at most `maxFrames` JPEGs, one every `frameIntervalMs`, at most `maxWidth` pixels wide. */
-export const CAPTURE = { maxFrames: 30, frameIntervalMs: 200, maxWidth: 640 } as const;
+/** What the browser is told to send (the engine's capture settings). */
+export const CAPTURE = LIVENESS_CAPTURE;
 /** The most one frame may weigh. */
 export const MAX_FRAME_BYTES = 300 * 1024;
 
-/** 2 or 3 different challenges in a random order, chosen here so the browser cannot pick easy ones. */
-export function chooseChallenges(random: (max: number) => number = randomInt): Challenge[] {
-  const pool = [...CHALLENGES];
-  const count = 2 + random(2);
-  const chosen: Challenge[] = [];
-  while (chosen.length < count && pool.length > 0) chosen.push(pool.splice(random(pool.length), 1)[0]!);
-  return chosen;
-}
+/** 2 or 3 different challenges in a random order, chosen on the server (the engine's picker). */
+export const chooseChallenges = pickChallenges;
 
 export type EngineSource = () => Promise<LivenessEngine>;
 
-let shared: Promise<LivenessEngine> | undefined;
-
 /**
- * The process's liveness engine (src/identities/liveness/), loaded on first use. The one place the
- * sessions module constructs it: tests and benchmarks pass their own EngineSource instead.
+ * The liveness engine of an app: the human-based engine (src/identities/liveness/) keeping its
+ * frame prints in this database, loaded (models warmed up) on first use and shared by every
+ * attempt. The one place the sessions module constructs it; tests and benchmarks may pass
+ * another EngineSource.
  */
-export const sharedLivenessEngine: EngineSource = () => {
-  shared ??= loadEngine().catch((err: unknown) => {
-    shared = undefined;
-    throw err;
-  });
-  return shared;
-};
-
-async function loadEngine(): Promise<LivenessEngine> {
-  // The engine's implementation (helper S2) is not in this tree yet: until it is, an attempt's
-  // frames are answered 503, never judged by anything else.
-  throw new ApiError('SERVICE_UNAVAILABLE', 'The liveness check is not available on this server yet', { retryAfterSeconds: 60 });
+export function livenessEngineFor(db: Kysely<DB>): EngineSource {
+  let loading: Promise<LivenessEngine> | undefined;
+  return () => {
+    loading ??= (async () => {
+      const engine = createLivenessEngine({ prints: new DatabasePrintStore(db), requireScope: true });
+      await engine.ready();
+      return engine;
+    })().catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    });
+    return loading;
+  };
 }

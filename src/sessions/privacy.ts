@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { FileStore } from '../files/store.js';
+import { forgetSessionPrints, purgeExpiredPrints } from '../identities/liveness/print-store.js';
 import type { DB } from '../platform/db/schema.js';
 import { consentOf, type Consent } from '../consent/consent.js';
 import { renderSession, type SessionRecord } from './render.js';
@@ -67,8 +68,10 @@ export async function anonymiseSessions(db: Kysely<DB>, store: FileStore, ids: r
   await deleteStored(store, frames);
   await db.transaction().execute(async (trx) => {
     for (const id of ids) {
-      const row = await trx.selectFrom('verification_sessions').select(['status']).where('id', '=', id).where('anonymised_at', 'is', null).forUpdate().executeTakeFirst();
+      const row = await trx.selectFrom('verification_sessions').select(['status', 'org_id', 'mode', 'public_id']).where('id', '=', id).where('anonymised_at', 'is', null).forUpdate().executeTakeFirst();
       if (!row) continue;
+      // The liveness engine's perceptual prints of its frames (no image, but its frames' all the same).
+      await forgetSessionPrints(trx, { orgId: row.org_id, mode: row.mode }, row.public_id);
       const end = erasure && isOpen(row.status) ? { status: 'cancelled' as const, cancelled_by: 'erasure' as const, cancelled_at: now, reasons: JSON.stringify(['CANCELLED']) } : {};
       await trx.updateTable('verification_sessions').set({ ...BLANK, ...end, anonymised_at: now }).where('id', '=', id).execute();
       counts.sessions += 1;
@@ -104,6 +107,8 @@ export async function applySessionRetention(
 ): Promise<SessionPrivacyCounts> {
   const counts: SessionPrivacyCounts = { sessions: 0, frames: 0, webhookDeliveries: 0 };
   const stopped = () => shouldStop?.() === true;
+  // The engine's frame prints carry their frames' expiry.
+  await purgeExpiredPrints(db, now);
   for (;;) {
     const { rows } = await sql<{ file_id: string }>`
       select f.file_id from session_frames f join uploaded_files u on u.id = f.file_id

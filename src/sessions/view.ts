@@ -55,6 +55,15 @@ export async function organizationFacts(db: Kysely<DB>, orgId: string): Promise<
   return { name: org.name, riskLevel: org.risk_level, payloadType: org.payload_type, photoDays: org.photo_days ?? null };
 }
 
+/** How long the organization's frames are kept: FRAME_RETENTION_DAYS, or its photo period when shorter. */
+export function framesKeptDays(org: Pick<OrganizationFacts, 'photoDays'>): number {
+  return Math.min(FRAME_RETENTION_DAYS, org.photoDays ?? FRAME_RETENTION_DAYS);
+}
+
+export async function frameRetentionDays(db: Kysely<DB>, orgId: string): Promise<number> {
+  return framesKeptDays(await organizationFacts(db, orgId));
+}
+
 export function stepOf(row: SessionRow, attempts: readonly Pick<AttemptRow, 'status' | 'submitted_at'>[], now: Date): EndUserStep {
   if (!isOpen(row.status)) return 'done';
   if (!row.user_consent) return 'consent';
@@ -85,7 +94,7 @@ function consentText(row: SessionRow, org: OrganizationFacts): EndUserView['cons
   return {
     purpose,
     collected,
-    retentionDays: Math.min(FRAME_RETENTION_DAYS, org.photoDays ?? FRAME_RETENTION_DAYS),
+    retentionDays: framesKeptDays(org),
     recipients: [org.name, 'Vouch, the verification service that runs this check for them', 'The registry that issued your ID (NIBSS for a BVN, NIMC for a NIN, FRSC for a driver\u2019s licence)'],
     version: CONSENT_TEXT_VERSION,
   };
