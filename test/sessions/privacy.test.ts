@@ -7,7 +7,8 @@ import type { EncryptedFileStore } from '../../src/files/encrypted-store.js';
 import { openFileStore } from '../../src/files/open-store.js';
 import { protectionOf } from '../../src/platform/crypto/fields.js';
 import { applyRetention } from '../../src/privacy/retention.js';
-import { eraseSubject, exportSubject, parseIdentifiers } from '../../src/privacy/subjects.js';
+import { eraseSubject, exportSubject, parseIdentifiers, writePhotos } from '../../src/privacy/subjects.js';
+import { loopCapture } from '../liveness/genuine.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
 import { expectStyleA, httpClient, ID_ONLY, SANDBOX, tokenOf, type HttpClient } from './fixtures.js';
 
@@ -124,5 +125,70 @@ describe('verification sessions: data protection', () => {
     // The other organization's session was outside the request's scope; a second erasure finds nothing.
     expect((await http.get(`${BASE}/${elsewhere.id}`, other.testSecret)).json().data.identity).toMatchObject({ nin: SANDBOX.nin.idNumber });
     expect((await exportSubject(t.database.db, byNin, { orgId: org.id }, 'test')).found.verification_sessions).toBe(0);
+  });
+
+  it('keeps frames encrypted, finds them for export, deletes them after 30 days (hashes and prints kept until then) and on erasure', async () => {
+    const org = await t.org();
+    const created = (await http.post(BASE, org.testSecret, { checks: { liveness: true, faceMatch: false }, applicant: { idType: 'NIN', idNumber: SANDBOX.nin.idNumber } })).json().data;
+    const token = tokenOf(created.url);
+    expect((await http.post(`/verify/api/${token}/consent`, undefined, { accepted: true })).json().step).toBe('liveness');
+    const attempt = (await http.post(`/verify/api/${token}/liveness/attempts`, undefined, {})).json();
+    const frames = loopCapture('genuine.mjpeg', 1200);
+    const form = new FormData();
+    form.append('timestamps', JSON.stringify(frames.map((frame) => frame.atMs)));
+    for (const frame of frames) form.append('frame', new Blob([new Uint8Array(frame.jpeg)], { type: 'image/jpeg' }), 'f.jpg');
+    const view = (await http.call('POST', `/verify/api/${token}/liveness/attempts/${attempt.attemptId}/frames`, { form })).json();
+    expect(view.result).toEqual({ outcome: 'verified', reasons: [] });
+    const rows = await t.database.db.selectFrom('session_frames').select(['file_id', 'sha256']).where('attempt_id', '=', attempt.attemptId).orderBy('position').execute();
+    expect(rows).toHaveLength(frames.length);
+    // At rest: ciphertext in the store, the plain bytes back through it.
+    const onDisk = await fs.readFile(path.join(dataDir, 'files', rows[0]!.file_id!.slice(0, 2), rows[0]!.file_id!));
+    expect(onDisk.includes(frames[0]!.jpeg.subarray(200, 260))).toBe(false);
+    expect((await store.get(rows[0]!.file_id!))!.equals(frames[0]!.jpeg)).toBe(true);
+    const prints = () => t.database.db.selectFrom('liveness_frame_prints').select('id').where('session_id', '=', created.id).execute();
+    expect((await prints()).length).toBeGreaterThan(0);
+
+    // Export: the frames are the person's photos, written decrypted.
+    const exported = await exportSubject(t.database.db, parseIdentifiers({ nin: SANDBOX.nin.idNumber }), { orgId: org.id }, 'test');
+    const framesFound = exported.data.photos.filter((photo) => photo.verification === `session/${created.id}`);
+    expect(framesFound.map((photo) => photo.id).sort()).toEqual(rows.map((row) => row.file_id).sort());
+    const written = await writePhotos(store, framesFound.slice(0, 1), path.join(dataDir, 'export'));
+    expect((await fs.readFile(Object.values(written)[0]!)).equals(frames[0]!.jpeg)).toBe(true);
+
+    // Retention: nothing at 29 days, the frames and their prints at 31; the hashes stay with the attempt.
+    await applyRetention(t.database.db, store, { now: new Date(Date.now() + 29 * DAY), webhookDefaultDays: 30 });
+    expect(await store.get(rows[0]!.file_id!)).toBeDefined();
+    const purged = await applyRetention(t.database.db, store, { now: new Date(Date.now() + 31 * DAY), webhookDefaultDays: 30 });
+    expect(purged.photos).toBeGreaterThanOrEqual(frames.length);
+    expect(await store.get(rows[0]!.file_id!)).toBeUndefined();
+    const after = await t.database.db.selectFrom('session_frames').select(['file_id', 'sha256']).where('attempt_id', '=', attempt.attemptId).orderBy('position').execute();
+    expect(after).toEqual(rows.map((row) => ({ file_id: null, sha256: row.sha256 })));
+    expect(await prints()).toEqual([]);
+    // The session itself is kept until its own period.
+    expect((await http.get(`${BASE}/${created.id}`, org.testSecret)).json().data.identity).toMatchObject({ nin: SANDBOX.nin.idNumber });
+
+    // Erasure: the hashes go with the session.
+    await eraseSubject(t.database.db, store, parseIdentifiers({ nin: SANDBOX.nin.idNumber }), { orgId: org.id }, 'test');
+    expect(await t.database.db.selectFrom('session_frames').select('sha256').where('attempt_id', '=', attempt.attemptId).execute()).toEqual([]);
+  });
+
+  it('erasure deletes the frames of a session erased before its frames expired', async () => {
+    const org = await t.org();
+    const created = (await http.post(BASE, org.testSecret, { checks: { liveness: true, faceMatch: false }, applicant: { idType: 'BVN', idNumber: SANDBOX.bvn.idNumber } })).json().data;
+    const token = tokenOf(created.url);
+    await http.post(`/verify/api/${token}/consent`, undefined, { accepted: true });
+    const attempt = (await http.post(`/verify/api/${token}/liveness/attempts`, undefined, {})).json();
+    const frames = loopCapture('still-photo.mjpeg', 0);
+    const form = new FormData();
+    form.append('timestamps', JSON.stringify(frames.map((frame) => frame.atMs)));
+    for (const frame of frames) form.append('frame', new Blob([new Uint8Array(frame.jpeg)], { type: 'image/jpeg' }), 'f.jpg');
+    expect((await http.call('POST', `/verify/api/${token}/liveness/attempts/${attempt.attemptId}/frames`, { form })).json().step).toBe('liveness');
+    const ids = (await t.database.db.selectFrom('session_frames').select('file_id').where('attempt_id', '=', attempt.attemptId).execute()).map((row) => row.file_id!);
+    expect(ids.length).toBe(frames.length);
+    const erased = await eraseSubject(t.database.db, store, parseIdentifiers({ bvn: SANDBOX.bvn.idNumber }), { orgId: org.id }, 'test');
+    expect(erased.erased.uploaded_files).toBe(ids.length);
+    for (const id of ids) expect(await store.get(id)).toBeUndefined();
+    expect(await t.database.db.selectFrom('liveness_frame_prints').select('id').where('session_id', '=', created.id).execute()).toEqual([]);
+    expect((await http.get(`${BASE}/${created.id}`, org.testSecret)).json().data.status.subStatus).toBe('SUBJECT_ERASED');
   });
 });
