@@ -48,7 +48,10 @@ async function buildRelease(commit: string): Promise<OldRelease | undefined> {
   const dir = path.join(os.tmpdir(), `vouch-release-${commit.slice(0, 12)}`);
   const main = path.join(dir, 'dist', 'main.js');
   const failed = `${dir}.failed`;
-  if (existsSync(main)) return { commit, main };
+  // A cached build links to the node_modules of the checkout that made it, which may be gone
+  // (a removed clone): then it is built again.
+  if (existsSync(main) && existsSync(path.join(dir, 'node_modules', 'fastify', 'package.json'))) return { commit, main };
+  if (existsSync(main)) await fs.rm(dir, { recursive: true, force: true });
   if (existsSync(failed)) return undefined;
   const staging = `${dir}.${process.pid}`;
   await fs.rm(staging, { recursive: true, force: true });
