@@ -530,6 +530,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/verifications/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List verification sessions, newest first */
+        get: operations["listVerificationSessions"];
+        put?: never;
+        /**
+         * Create a verification session: a hosted link (and SDK client secret) where the end user proves who they are
+         * @description Answers the session with its url and clientSecret, shown this once. Nothing is charged now: a live session is charged the session price (type `session`) once, when it completes (verified or failed); a wallet that cannot cover that price now is refused with 402. A reference already used by this account in this mode is 409.
+         */
+        post: operations["createVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verifications/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch a verification session: its status, the identity found and every check with its scores and reasons */
+        get: operations["getVerificationSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a verification session that has not ended
+         * @description The end user's link stops working. Nothing is charged and no webhook is sent. A session that has ended is 409.
+         */
+        delete: operations["cancelVerificationSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-helpers/sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test mode: complete a verification session as the end user would (webhook included)
+         * @description verified: the ID is the sandbox identity (the prefilled one, or the first allowed type's) and the other checks pass; failed: the check that owns `reason` fails with it. Checks decided this way say `simulated: true`. Live secrets get 404.
+         */
+        post: operations["completeTestVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6233,6 +6295,868 @@ export interface operations {
                             createdAt: string;
                             /** @description Addition: empty until it completes or is cancelled */
                             completedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listVerificationSessions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description Records to skip, newest first (default 0) */
+                offset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        _pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                        data: {
+                            /** @description The session id (ses_...) */
+                            id: string;
+                            /** @description The caller's reference, or the generated one (vsr_...) */
+                            reference: string;
+                            url: string | null;
+                            clientSecret: string | null;
+                            /** @description state: CREATED, IN_PROGRESS, COMPLETED, FAILED, EXPIRED or CANCELLED; subStatus: the step awaited, or the first reason (docs/sessions.md) */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            idTypes: string[];
+                            /** @description What the customer prefilled, as sent (normalised) */
+                            applicant: {
+                                firstname?: string;
+                                lastname?: string;
+                                /** @description DD-MM-YYYY */
+                                dob?: string;
+                                idType?: string;
+                                idNumber?: string;
+                            };
+                            requestedChecks: {
+                                /** @enum {boolean} */
+                                idLookup: true;
+                                liveness: boolean;
+                                faceMatch: boolean;
+                            };
+                            idType: string | null;
+                            identity: {
+                                [key: string]: unknown;
+                            } | null;
+                            checks: {
+                                idLookup: {
+                                    passed: boolean;
+                                    idType: string | null;
+                                    attempts: number;
+                                    fieldMatches: {
+                                        firstname: boolean;
+                                        lastname: boolean;
+                                        dob: boolean;
+                                    } | null;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                } | null;
+                                liveness: {
+                                    passed: boolean;
+                                    attempts: number;
+                                    scores: {
+                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        antispoof: number;
+                                        /** @description The model's liveness score, 0 to 1 */
+                                        live: number;
+                                        /** @description Similarity of the face across the frames (1: the same face throughout) */
+                                        consistency: number;
+                                    } | null;
+                                    challenges: {
+                                        challenge: string;
+                                        passed: boolean;
+                                        atMs: number | null;
+                                    }[];
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    /** @description True when the sandbox test helper decided it */
+                                    simulated: boolean;
+                                } | null;
+                                faceMatch: {
+                                    passed: boolean;
+                                    matchScore: number | null;
+                                    matchingThreshold: number;
+                                    maxScore: number;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    simulated: boolean;
+                                } | null;
+                            };
+                            /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                            reasons: string[];
+                            userConsent: {
+                                acceptedAt: string;
+                                ip: string;
+                                textVersion: string;
+                            } | null;
+                            redirectUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            startedAt: string | null;
+                            completedAt: string | null;
+                            expiresAt: string;
+                            endedAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Your unique reference (per account and mode); generated when absent */
+                    reference?: string;
+                    /** @description IDs the end user may give: BVN, NIN, VNIN, DRIVERS_LICENSE (default all) */
+                    idTypes?: string[];
+                    /** @description Prefilled details, matched against the record found like a lookup's; the risk level's fields are required. With idType and idNumber the ID step is skipped. */
+                    applicant?: {
+                        firstname?: string;
+                        lastname?: string;
+                        /** @description DD-MM-YYYY */
+                        dob?: string;
+                        /** @description BVN, NIN, VNIN, DRIVERS_LICENSE */
+                        idType?: string;
+                        idNumber?: string;
+                    };
+                    /** @description The ID lookup always runs */
+                    checks?: {
+                        /** @description Default true */
+                        liveness?: boolean;
+                        /** @description Default true; needs liveness */
+                        faceMatch?: boolean;
+                    };
+                    /** @description Where the page sends the end user at the end (http or https) */
+                    redirectUrl?: string;
+                    /** @description 5 to 10080 (default 1440) */
+                    expiresInMinutes?: number;
+                    /** @description Up to 20 string values, returned as sent */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: {
+                            /** @description The session id (ses_...) */
+                            id: string;
+                            /** @description The caller's reference, or the generated one (vsr_...) */
+                            reference: string;
+                            url: string | null;
+                            clientSecret: string | null;
+                            /** @description state: CREATED, IN_PROGRESS, COMPLETED, FAILED, EXPIRED or CANCELLED; subStatus: the step awaited, or the first reason (docs/sessions.md) */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            idTypes: string[];
+                            /** @description What the customer prefilled, as sent (normalised) */
+                            applicant: {
+                                firstname?: string;
+                                lastname?: string;
+                                /** @description DD-MM-YYYY */
+                                dob?: string;
+                                idType?: string;
+                                idNumber?: string;
+                            };
+                            requestedChecks: {
+                                /** @enum {boolean} */
+                                idLookup: true;
+                                liveness: boolean;
+                                faceMatch: boolean;
+                            };
+                            idType: string | null;
+                            identity: {
+                                [key: string]: unknown;
+                            } | null;
+                            checks: {
+                                idLookup: {
+                                    passed: boolean;
+                                    idType: string | null;
+                                    attempts: number;
+                                    fieldMatches: {
+                                        firstname: boolean;
+                                        lastname: boolean;
+                                        dob: boolean;
+                                    } | null;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                } | null;
+                                liveness: {
+                                    passed: boolean;
+                                    attempts: number;
+                                    scores: {
+                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        antispoof: number;
+                                        /** @description The model's liveness score, 0 to 1 */
+                                        live: number;
+                                        /** @description Similarity of the face across the frames (1: the same face throughout) */
+                                        consistency: number;
+                                    } | null;
+                                    challenges: {
+                                        challenge: string;
+                                        passed: boolean;
+                                        atMs: number | null;
+                                    }[];
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    /** @description True when the sandbox test helper decided it */
+                                    simulated: boolean;
+                                } | null;
+                                faceMatch: {
+                                    passed: boolean;
+                                    matchScore: number | null;
+                                    matchingThreshold: number;
+                                    maxScore: number;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    simulated: boolean;
+                                } | null;
+                            };
+                            /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                            reasons: string[];
+                            userConsent: {
+                                acceptedAt: string;
+                                ip: string;
+                                textVersion: string;
+                            } | null;
+                            redirectUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            startedAt: string | null;
+                            completedAt: string | null;
+                            expiresAt: string;
+                            endedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id (ses_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: {
+                            /** @description The session id (ses_...) */
+                            id: string;
+                            /** @description The caller's reference, or the generated one (vsr_...) */
+                            reference: string;
+                            url: string | null;
+                            clientSecret: string | null;
+                            /** @description state: CREATED, IN_PROGRESS, COMPLETED, FAILED, EXPIRED or CANCELLED; subStatus: the step awaited, or the first reason (docs/sessions.md) */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            idTypes: string[];
+                            /** @description What the customer prefilled, as sent (normalised) */
+                            applicant: {
+                                firstname?: string;
+                                lastname?: string;
+                                /** @description DD-MM-YYYY */
+                                dob?: string;
+                                idType?: string;
+                                idNumber?: string;
+                            };
+                            requestedChecks: {
+                                /** @enum {boolean} */
+                                idLookup: true;
+                                liveness: boolean;
+                                faceMatch: boolean;
+                            };
+                            idType: string | null;
+                            identity: {
+                                [key: string]: unknown;
+                            } | null;
+                            checks: {
+                                idLookup: {
+                                    passed: boolean;
+                                    idType: string | null;
+                                    attempts: number;
+                                    fieldMatches: {
+                                        firstname: boolean;
+                                        lastname: boolean;
+                                        dob: boolean;
+                                    } | null;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                } | null;
+                                liveness: {
+                                    passed: boolean;
+                                    attempts: number;
+                                    scores: {
+                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        antispoof: number;
+                                        /** @description The model's liveness score, 0 to 1 */
+                                        live: number;
+                                        /** @description Similarity of the face across the frames (1: the same face throughout) */
+                                        consistency: number;
+                                    } | null;
+                                    challenges: {
+                                        challenge: string;
+                                        passed: boolean;
+                                        atMs: number | null;
+                                    }[];
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    /** @description True when the sandbox test helper decided it */
+                                    simulated: boolean;
+                                } | null;
+                                faceMatch: {
+                                    passed: boolean;
+                                    matchScore: number | null;
+                                    matchingThreshold: number;
+                                    maxScore: number;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    simulated: boolean;
+                                } | null;
+                            };
+                            /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                            reasons: string[];
+                            userConsent: {
+                                acceptedAt: string;
+                                ip: string;
+                                textVersion: string;
+                            } | null;
+                            redirectUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            startedAt: string | null;
+                            completedAt: string | null;
+                            expiresAt: string;
+                            endedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    cancelVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id (ses_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /** @enum {string} */
+                        data: "ok";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    completeTestVerificationSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id (ses_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    outcome: "verified" | "failed";
+                    /** @description For a failed outcome: one closed reason code (default FACE_MISMATCH) */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: {
+                            /** @description The session id (ses_...) */
+                            id: string;
+                            /** @description The caller's reference, or the generated one (vsr_...) */
+                            reference: string;
+                            url: string | null;
+                            clientSecret: string | null;
+                            /** @description state: CREATED, IN_PROGRESS, COMPLETED, FAILED, EXPIRED or CANCELLED; subStatus: the step awaited, or the first reason (docs/sessions.md) */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            idTypes: string[];
+                            /** @description What the customer prefilled, as sent (normalised) */
+                            applicant: {
+                                firstname?: string;
+                                lastname?: string;
+                                /** @description DD-MM-YYYY */
+                                dob?: string;
+                                idType?: string;
+                                idNumber?: string;
+                            };
+                            requestedChecks: {
+                                /** @enum {boolean} */
+                                idLookup: true;
+                                liveness: boolean;
+                                faceMatch: boolean;
+                            };
+                            idType: string | null;
+                            identity: {
+                                [key: string]: unknown;
+                            } | null;
+                            checks: {
+                                idLookup: {
+                                    passed: boolean;
+                                    idType: string | null;
+                                    attempts: number;
+                                    fieldMatches: {
+                                        firstname: boolean;
+                                        lastname: boolean;
+                                        dob: boolean;
+                                    } | null;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                } | null;
+                                liveness: {
+                                    passed: boolean;
+                                    attempts: number;
+                                    scores: {
+                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        antispoof: number;
+                                        /** @description The model's liveness score, 0 to 1 */
+                                        live: number;
+                                        /** @description Similarity of the face across the frames (1: the same face throughout) */
+                                        consistency: number;
+                                    } | null;
+                                    challenges: {
+                                        challenge: string;
+                                        passed: boolean;
+                                        atMs: number | null;
+                                    }[];
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    /** @description True when the sandbox test helper decided it */
+                                    simulated: boolean;
+                                } | null;
+                                faceMatch: {
+                                    passed: boolean;
+                                    matchScore: number | null;
+                                    matchingThreshold: number;
+                                    maxScore: number;
+                                    /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                                    reasons: string[];
+                                    simulated: boolean;
+                                } | null;
+                            };
+                            /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
+                            reasons: string[];
+                            userConsent: {
+                                acceptedAt: string;
+                                ip: string;
+                                textVersion: string;
+                            } | null;
+                            redirectUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description ISO 8601, UTC */
+                            createdAt: string;
+                            startedAt: string | null;
+                            completedAt: string | null;
+                            expiresAt: string;
+                            endedAt: string | null;
                         };
                     };
                 };
