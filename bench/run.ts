@@ -17,6 +17,7 @@ import type { BenchContext, Section, SectionReport } from './lib/section.js';
 import { biometrics } from './sections/biometrics.js';
 import { identity } from './sections/identity.js';
 import { lists } from './sections/lists.js';
+import { liveness } from './sections/liveness.js';
 import { portal } from './sections/portal.js';
 import { ratelimit } from './sections/ratelimit.js';
 import { registryImport } from './sections/registry-import.js';
@@ -24,7 +25,7 @@ import { upstreams } from './sections/upstreams.js';
 import { webhookFailover } from './sections/webhook-failover.js';
 import { webhooks } from './sections/webhooks.js';
 
-const SECTIONS: Section[] = [identity, registryImport, biometrics, webhooks, webhookFailover, lists, portal, upstreams, ratelimit];
+const SECTIONS: Section[] = [identity, registryImport, biometrics, liveness, webhooks, webhookFailover, lists, portal, upstreams, ratelimit];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;

@@ -12,6 +12,7 @@ import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.j
 import { changePrice, validatePrice } from './portal/billing/checks.js';
 import { priceList } from './portal/billing/service.js';
 import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
+import { registerLivenessCommands } from './identities/liveness/cli.js';
 import { registerRegistryCommands } from './identities/registry/cli.js';
 import { registerKeyCommands } from './platform/crypto/cli.js';
 import { registerPrivacyCommands } from './privacy/cli.js';
@@ -215,6 +216,7 @@ export function buildCli(): Command {
   registerAccessLogCommands(program);
   registerPrivacyCommands(program);
   registerBackupCommands(program);
+  registerLivenessCommands(program);
 
   return program;
 }

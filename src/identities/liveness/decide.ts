@@ -142,28 +142,28 @@ export function framesToDescribe(challenges: Challenge[], poses: (FramePose | nu
   if (frontal === null) return [];
   const { frames } = trackChallenges(challenges, faces, times, limits);
   const present = faces.flatMap((face, index) => (face ? [index] : []));
-  // The first and last faces, and the face after the largest jump between two frames, catch a
-  // face swapped in before, after or between the movements.
+  // The faces either side of the largest jump between two frames, and the first and last faces,
+  // catch a face swapped in before, after or between the movements.
   const cut = largestJump(faces);
-  const wanted = [frontal, ...frames, ...(cut === null ? [] : [cut]), present[0]!, present[present.length - 1]!];
+  const wanted = [frontal, ...frames, ...(cut === null ? [] : [cut.before, cut.after]), present[0]!, present[present.length - 1]!];
   return [...new Set(wanted)].slice(0, limits.maxDescribed);
 }
 
-/** The frame after the largest move of the face's centre from the previous face, when over half a face width. */
-function largestJump(faces: (FacePose | null)[]): number | null {
-  let best: { index: number; jump: number } | null = null;
-  let previous: FacePose | null = null;
+/** The two frames around the largest move of the face between frames (centre and size), when over half a face width. */
+function largestJump(faces: (FacePose | null)[]): { before: number; after: number } | null {
+  let best: { before: number; after: number; jump: number } | null = null;
+  let previous: { face: FacePose; index: number } | null = null;
   faces.forEach((face, index) => {
     if (!face) return;
     if (previous) {
-      const [x0, y0, w0, h0] = previous.box;
+      const [x0, y0, w0, h0] = previous.face.box;
       const [x1, y1, w1, h1] = face.box;
       const jump = Math.hypot(x1 + w1 / 2 - (x0 + w0 / 2), y1 + h1 / 2 - (y0 + h0 / 2)) / Math.max(w0, 1) + Math.abs(Math.log(Math.max(w1, 1) / Math.max(w0, 1)));
-      if (jump > 0.5 && (!best || jump > best.jump)) best = { index, jump };
+      if (jump > 0.5 && (!best || jump > best.jump)) best = { before: previous.index, after: index, jump };
     }
-    previous = face;
+    previous = { face, index };
   });
-  return (best as { index: number } | null)?.index ?? null;
+  return best;
 }
 
 export function cosineSimilarity(a: number[], b: number[]): number {
