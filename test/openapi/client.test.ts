@@ -354,6 +354,22 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     expect(cancelled.data).toBe('ok');
   });
 
+  it('verification session: create, fetch, list, cancel, test completion', async () => {
+    const created = ok(await sandbox.POST('/v1/verifications/sessions', { body: { reference: 'client-session', idTypes: ['NIN'], applicant: { lastname: 'Adeyemi' }, metadata: { order: 'o-1' } } }), 201);
+    const id = created.data.id;
+    expect([created.data.url?.startsWith(`${base}/verify/`), created.data.clientSecret?.startsWith('vcs_')]).toEqual([true, true]);
+    const fetched = ok(await sandbox.GET('/v1/verifications/sessions/{id}', { params: { path: { id } } }), 200);
+    expect([fetched.data.status.state, fetched.data.metadata.order, fetched.data.clientSecret]).toEqual(['CREATED', 'o-1', null]);
+    const listed = ok(await sandbox.GET('/v1/verifications/sessions', { params: { query: { limit: '5', offset: '0' } } }), 200);
+    expect(listed.data.map((record) => record.id)).toEqual([id]);
+    const completed = ok(await sandbox.POST('/v1/test-helpers/sessions/{id}/complete', { params: { path: { id } }, body: { outcome: 'verified' } }), 200);
+    expect([completed.data.status.state, completed.data.checks.idLookup?.passed]).toEqual(['COMPLETED', true]);
+
+    const other = ok(await sandbox.POST('/v1/verifications/sessions', { body: { applicant: { lastname: 'Adeyemi' } } }), 201);
+    const cancelled = ok(await sandbox.DELETE('/v1/verifications/sessions/{id}', { params: { path: { id: other.data.id } } }), 200);
+    expect(cancelled.data).toBe('ok');
+  });
+
   it('called every /v1 operation of the document, each with a unique operationId and a security requirement', () => {
     const operations = Object.entries(document.paths)
       .filter(([route]) => route.startsWith('/v1/'))
