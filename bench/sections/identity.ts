@@ -13,7 +13,8 @@ import { bvnImportLines, syntheticBvn } from '../lib/synthetic.js';
 const REGISTRY_SIZE = 1_000;
 /** Kobo: enough for tens of millions of 5,000-kobo lookups. */
 const FUNDING = '100000000000';
-const TARGET_RATIO = 0.5;
+/** Issue 22 raised it from 0.5: the baseline decrypts the record too (docs/benchmarks.md). */
+const TARGET_RATIO = 0.7;
 const TARGET_P99_MS = 25;
 
 const QUERIED = { ...syntheticBvn(REGISTRY_SIZE), bvn: '22298765432', firstname: 'Adaeze', lastname: 'Okonkwo', birthdate: '14-03-1990' };

@@ -14,6 +14,10 @@ const DEEP_OFFSET = 100_000;
 const TARGET_P99_MS = 20;
 /** The deep page must keep at least half the first page's throughput ("within 2×"). */
 const TARGET_RATIO = 0.5;
+/** Issue 22: Vouch ÷ the decrypting baseline, saturated req/s, at each depth. */
+const TARGET_AGAINST_BASELINE = 0.8;
+/** Issue 22: at the paced rate, Vouch's p99 at most this many times the baseline's, at each depth. */
+const TARGET_P99_FACTOR = 1.5;
 /**
  * Latency is measured open-loop at a steady rate below saturation (`paced`): at saturation a
  * closed loop of N connections measures its own queue (N ÷ throughput), not the endpoint.
@@ -188,8 +192,13 @@ export const lists: Section = {
         if (failed.length > 0) throw new BenchError(`responses other than 2xx under load: ${failed.join('; ')}`);
         const ratio = round(result['vouch deep saturated'].reqPerSec / result['vouch first saturated'].reqPerSec, 3);
         const againstBaseline = round(result['vouch first saturated'].reqPerSec / result['baseline first saturated'].reqPerSec, 3);
+        const deepAgainstBaseline = round(result['vouch deep saturated'].reqPerSec / result['baseline deep saturated'].reqPerSec, 3);
+        const p99Factor = (depth: Depth) => round(result[`vouch ${depth} paced`].p99 / Math.max(result[`baseline ${depth} paced`].p99, 0.1), 2);
         rows.push(['vouch', `offset ${DEEP_OFFSET} ÷ page 1`, 'req/s, saturated', ratio, '', '', '', '', '']);
         rows.push(['vouch ÷ baseline', 'page 1', 'req/s, saturated', againstBaseline, '', '', '', '', '']);
+        rows.push(['vouch ÷ baseline', `offset ${DEEP_OFFSET}`, 'req/s, saturated', deepAgainstBaseline, '', '', '', '', '']);
+        rows.push(['vouch ÷ baseline', 'page 1', `p99 at ${PACED_RATE} req/s`, p99Factor('first'), '', '', '', '', '']);
+        rows.push(['vouch ÷ baseline', `offset ${DEEP_OFFSET}`, `p99 at ${PACED_RATE} req/s`, p99Factor('deep'), '', '', '', '', '']);
         return {
           section: 'lists',
           table: { columns: COLUMNS, rows },
@@ -197,8 +206,12 @@ export const lists: Section = {
             atLeast(`req/s at offset ${DEEP_OFFSET} ÷ req/s at page 1`, ratio, TARGET_RATIO),
             atMost(`page 1 p99 ms at ${PACED_RATE} req/s`, result['vouch first paced'].p99, TARGET_P99_MS),
             atMost(`offset ${DEEP_OFFSET} p99 ms at ${PACED_RATE} req/s`, result['vouch deep paced'].p99, TARGET_P99_MS),
+            atLeast('page 1 req/s, Vouch ÷ baseline (saturated)', againstBaseline, TARGET_AGAINST_BASELINE),
+            atLeast(`offset ${DEEP_OFFSET} req/s, Vouch ÷ baseline (saturated)`, deepAgainstBaseline, TARGET_AGAINST_BASELINE),
+            atMost(`page 1 p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('first'), TARGET_P99_FACTOR),
+            atMost(`offset ${DEEP_OFFSET} p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('deep'), TARGET_P99_FACTOR),
           ],
-          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, runs: result },
+          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, deepAgainstBaseline, p99Factor: { first: p99Factor('first'), deep: p99Factor('deep') }, runs: result },
         };
       } finally {
         await Promise.all([servers.vouch.stop(), servers.baseline.stop()]);
