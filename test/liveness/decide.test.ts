@@ -25,11 +25,11 @@ const pose = (main: FacePose | null, extra: FacePose[] = []): FramePose => ({
 const EMBEDDING_A = Array.from({ length: 16 }, (_, i) => Math.sin(i + 1));
 const EMBEDDING_B = Array.from({ length: 16 }, (_, i) => Math.cos(3 * i + 2));
 
-function analysis(moves: Move[], challenges: Challenge[], overrides: Partial<AttemptAnalysis> = {}): AttemptAnalysis {
+function analysis(moves: Move[], challenges: Challenge[], overrides: Partial<AttemptAnalysis> = {}): Omit<AttemptAnalysis, 'poses'> & { poses: FramePose[] } {
   const poses = moves.map((move) => pose(face(move)));
   const times = moves.map((_, i) => i * 200);
   const described: FrameDescription[] = framesToDescribe(challenges, poses, times, limits).map((index) => ({ index, embedding: EMBEDDING_A, real: 0.7, live: 0.98 }));
-  return { challenges, times, poses, described, replayedFrames: 0, ...overrides };
+  return { challenges, times, described, replayedFrames: 0, ...overrides, poses };
 }
 
 const sequence = (...parts: [Move, number][]): Move[] => parts.flatMap(([move, n]) => Array<Move>(n).fill(move));
