@@ -54,7 +54,8 @@ async function readError(status: number, text: string): Promise<ApiError> {
 export interface Client {
   view(): Promise<View>;
   consent(): Promise<View>;
-  submitId(idType: string, idNumber: string): Promise<View>;
+  /** The person's ID; without one, the organization's prefilled ID is looked up again. */
+  submitId(idType?: string, idNumber?: string): Promise<View>;
   startAttempt(): Promise<LivenessAttempt>;
   uploadFrames(attemptId: string, frames: CapturedFrame[], onProgress?: (fraction: number) => void): Promise<View>;
   cancel(): Promise<View>;
@@ -96,7 +97,7 @@ export function createClient(token: string, base = '/verify/api'): Client {
   return {
     view: () => call<View>('GET', ''),
     consent: () => call<View>('POST', '/consent', { accepted: true }),
-    submitId: (idType, idNumber) => call<View>('POST', '/id', { idType, idNumber }),
+    submitId: (idType, idNumber) => call<View>('POST', '/id', idType === undefined ? {} : { idType, idNumber }),
     startAttempt: () => call<LivenessAttempt>('POST', '/liveness/attempts', {}),
     cancel: () => call<View>('POST', '/cancel', {}),
     handoff: () => call<Handoff>('POST', '/handoff', {}),

@@ -107,6 +107,14 @@ export class Flow {
     if (error instanceof ApiError && error.status === 429) {
       return this.show(null, h('h1', null, 'Too many tries'), h('p', null, 'Please wait a minute, then try again.'), button('Try again', again));
     }
+    if (error instanceof ApiError && error.status === 503) {
+      return this.show(
+        null,
+        h('h1', null, 'Not available just now'),
+        h('p', null, 'A service this check needs is not answering at the moment. Nothing is lost: please try again in a minute.'),
+        button('Try again', again),
+      );
+    }
     if (error instanceof ApiError && error.status < 500) {
       return this.show(null, h('h1', null, 'That did not work'), h('p', null, error.message), button('Start again', () => void this.start()));
     }

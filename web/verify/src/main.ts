@@ -19,6 +19,8 @@ if (root) {
   const embedded = embedding(location, window);
   // At once, before the session loads: the SDK treats a frame that never says so as failed to load.
   embedded?.post({ type: 'vouch.ready' });
+  // Room at the top for the SDK's close button.
+  if (embedded) document.documentElement.classList.add('embedded');
   const flow = new Flow(createClient(tokenFrom(location.pathname)), new Frame(root), embedded);
   void flow.start();
 }

@@ -16,7 +16,7 @@ const WORDS: Record<CameraProblem, { title: string; text: string }> = {
   },
   'not-found': {
     title: 'No camera found',
-    text: 'We could not find a camera on this device. Continue on a phone with a front camera: scan a code or open a short link, and come back here when you are done.',
+    text: 'We could not find a camera on this device. Continue on a phone with a front camera: scan a code or open a short link there, and this page will show the result when you are done.',
   },
   'in-use': {
     title: 'Your camera is busy',

@@ -4,11 +4,16 @@ import { busy, button, h } from '../dom.js';
 import type { Flow } from '../flow.js';
 import { idTypeWords, plural } from '../words.js';
 
+/** "BVN, NIN or Virtual NIN" */
+function either(names: string[]): string {
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
+
 function needs(view: View): string {
   const parts: string[] = [];
   if (!view.prefilled.idNumberMasked) {
     const names = view.idTypes.map((type) => idTypeWords(type, view.idTypeDetails).label.replace(/ \(.*\)$/, ''));
-    parts.push(names.length === 1 ? `your ${names[0]} number` : `the number of one of these: ${names.join(', ')}`);
+    parts.push(names.length === 1 ? `your ${names[0]} number` : `the number of your ${either(names)}`);
   }
   if (view.checks.liveness || view.checks.faceMatch) parts.push("your phone's front camera for a short selfie video");
   return parts.length ? `You will need ${parts.join(', and ')}.` : '';

@@ -11,6 +11,7 @@ interface Draft {
 }
 
 export function identityStep(flow: Flow, view: View, draft?: Draft): void {
+  if (view.prefilled.idNumberMasked) return prefilledStep(flow, view);
   const types = view.idTypes;
   let chosen = draft && types.includes(draft.idType) ? draft.idType : view.prefilled.idType && types.includes(view.prefilled.idType) ? view.prefilled.idType : types[0]!;
 
@@ -102,5 +103,26 @@ export function identityStep(flow: Flow, view: View, draft?: Draft): void {
     h('h1', null, 'Your ID'),
     h('p', null, `We check the number with the official record. ${view.testMode ? 'In test mode, use a sandbox identity number.' : ''}`),
     form,
+  );
+}
+
+/**
+ * The organization gave the ID; its lookup could not be finished when consent was given (the
+ * registry did not answer). The person cannot change the number, only have it checked again.
+ */
+function prefilledStep(flow: Flow, view: View): void {
+  const again = h('button', { class: 'button primary', attrs: { type: 'button' } }, 'Check again');
+  again.addEventListener('click', () => {
+    void busy(again, 'Checking…', async () => {
+      const next = await flow.run(() => flow.client.submitId(), () => prefilledStep(flow, view));
+      if (next) flow.go(next);
+    });
+  });
+  const type = view.prefilled.idType ? idTypeWords(view.prefilled.idType, view.idTypeDetails).label : 'ID';
+  flow.show(
+    null,
+    h('h1', null, 'Your ID'),
+    h('p', null, `${view.organization.name} gave us your ${type}: ${view.prefilled.idNumberMasked}. We could not finish checking it with the registry just now.`),
+    again,
   );
 }
