@@ -20,7 +20,7 @@ export function webDistDir(): string {
 }
 
 /** API families (and the app's own hashed assets): an unknown path there is a 404, never the app. */
-const NOT_APP_PATHS = /^\/+(v1|api|docs|openapi\.json|respond|files|health|ready|identities|verifications\/identities|assets)(\/|\?|$)/;
+const NOT_APP_PATHS = /^\/+(v1|api|docs|openapi\.json|respond|files|health|ready|identities|verifications\/identities|assets|verify\/api|v)(\/|\?|$)/;
 
 /**
  * Whether a request that matched no route belongs to the web app (answer index.html) rather than

@@ -74,6 +74,9 @@ describe('verification sessions: the end-user API (real sockets)', () => {
       for (const bad of unknown) messages.add(expectStyleA(await http.get(api(bad)), 404, 'NOT_FOUND_ERROR').message);
       expect(messages.size).toBe(1);
       expectStyleA(await http.post(api(unknown[0]!, '/consent'), undefined, { accepted: true }), 404, 'NOT_FOUND_ERROR');
+      // A path the end-user API does not have is its own 404, never the web app's page.
+      expectStyleA(await http.get(api(token, '/nowhere/at/all')), 404, 'NOT_FOUND_ERROR');
+      expectStyleA(await http.get('/v/abc/def'), 404, 'NOT_FOUND_ERROR');
     });
 
     it('shows a prefilled ID masked and says the page can skip the ID step', async () => {
