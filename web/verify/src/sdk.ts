@@ -114,7 +114,7 @@ function open(options: OpenOptions): Handle {
   closeButton.type = 'button';
   closeButton.setAttribute('aria-label', 'Close verification');
   closeButton.textContent = '×';
-  css(closeButton, { position: 'absolute', top: '6px', right: '6px', width: '40px', height: '40px', border: '0', 'border-radius': '20px', background: 'rgba(255,255,255,0.9)', color: '#1b1f24', 'font-size': '26px', 'line-height': '40px', cursor: 'pointer' });
+  css(closeButton, { position: 'absolute', top: '8px', right: '8px', width: '40px', height: '40px', margin: '0', padding: '0', border: '1px solid #d0d7de', 'border-radius': '20px', background: '#fff', color: '#1b1f24', font: '26px/38px system-ui, sans-serif', 'text-align': 'center', cursor: 'pointer' });
   panel.append(frame, closeButton);
   overlay.append(panel);
 
