@@ -1,17 +1,23 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, type LoadRequest, type LoadSettings, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
+import { bvnImportLines, syntheticBvn } from '../lib/synthetic.js';
 
 /**
  * Live lookups through upstream providers (issue 9). A local provider speaking the verification
  * API answers each BVN lookup in 300 ms; Vouch sits in front of it with 200 connections open:
  *
  * - direct: the provider alone (the baseline: what a client would see without Vouch);
+ * - embedded: Vouch answering the same lookups from its embedded registry, no upstream: the CPU
+ *   a lookup costs Vouch itself, against which an upstream lookup's CPU is read (issue 22);
  * - healthy: Vouch → the provider; Vouch's added latency is its p50/p99 minus the direct ones;
  * - dead primary: the first source stops (its port then refuses connections), the provider is
  *   second;
@@ -43,6 +49,8 @@ interface Scenario {
   name: string;
   /** Sources in order, as `vouch upstream add` arguments. */
   sources: { name: string; url: string }[];
+  /** The BVN imported into the embedded registry (the `embedded` scenario: no upstream at all). */
+  registry?: boolean;
   /** Makes the primary fail after the warm-up. */
   breakPrimary?(): Promise<void>;
 }
@@ -64,6 +72,17 @@ async function prepare(context: BenchContext, databaseUrl: string, env: Env, sce
     await vouch('upstream', 'add', source.name, '--kind', 'verifyme', '--url', source.url, '--secret', 'sk_live_bench_upstream_secret', '--types', 'bvn', '--timeout-ms', String(TIMEOUT_MS), '--json');
   }
   await vouch('upstream', 'order', 'bvn', ...scenario.sources.map((source) => source.name), 'embedded');
+  if (scenario.registry) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vouch-bench-'));
+    const removeDir = deferCleanup(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    try {
+      const file = path.join(dir, 'registry.jsonl');
+      fs.writeFileSync(file, bvnImportLines(100, [{ ...syntheticBvn(100), bvn: BVN }]));
+      await vouch('registry', 'import', file, '--json');
+    } finally {
+      await removeDir();
+    }
+  }
   return org.liveSecret;
 }
 
@@ -136,7 +155,9 @@ async function runScenario(context: BenchContext, style: Style, scenario: Scenar
   });
 }
 
-const COLUMNS = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'answered by'];
+const COLUMNS = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'server µs CPU/lookup', 'answered by'];
+/** Issue 22: Vouch's CPU per upstream lookup at most twice an embedded lookup's, in the same run (open loop). */
+const TARGET_CPU_FACTOR = 2;
 
 export const upstreams: Section = {
   name: 'upstreams',
@@ -159,6 +180,8 @@ export const upstreams: Section = {
       const dying = await primary('dying primary');
       const hanging = await primary('hanging primary');
       return [
+        // The same lookups answered by the embedded registry: the CPU a lookup costs Vouch without an upstream.
+        { name: 'embedded', sources: [], registry: true },
         { name: 'healthy', sources: [{ name: 'provider', url: provider.url }] },
         { name: 'dead primary', sources: [{ name: 'dead', url: dying.url }, { name: 'provider', url: provider.url }], breakPrimary: () => dying.stop() },
         {
@@ -186,6 +209,7 @@ export const upstreams: Section = {
         summary.p99,
         summary.requests,
         summary.non2xx + summary.errors + summary.timeouts,
+        summary.cpu?.serverUsPerRequest ?? '-',
         counts ? describe(counts) : '-',
       ];
       const rows = (['closed', 'paced'] as const).flatMap((style) => {
@@ -193,6 +217,7 @@ export const upstreams: Section = {
         const label = style === 'closed' ? `closed loop, ${CONNECTIONS} connections` : `open loop, ${PACED_RATE}/s`;
         return [
           row(`${label}: provider alone (baseline)`, direct),
+          row(`${label}: vouch, embedded registry (no upstream)`, outcomes.embedded!.summary, outcomes.embedded!.answeredBy),
           row(`${label}: vouch → provider`, outcomes.healthy!.summary, outcomes.healthy!.answeredBy),
           row(`${label}: primary dies`, outcomes['dead primary']!.summary, outcomes['dead primary']!.answeredBy),
           row(`${label}: primary hangs (limit ${TIMEOUT_MS} ms)`, outcomes['hanging primary']!.summary, outcomes['hanging primary']!.answeredBy),
@@ -212,6 +237,8 @@ export const upstreams: Section = {
       const addedP50 = round1(healthy.summary.p50 - direct.p50);
       const addedP99 = round1(healthy.summary.p99 - direct.p99);
       const everyOutcome = (['closed', 'paced'] as const).flatMap((style) => Object.values(results[style].outcomes));
+      const embeddedCpu = outcomes.embedded!.summary.cpu?.serverUsPerRequest ?? 0;
+      const cpuFactor = embeddedCpu > 0 ? Math.round(((healthy.summary.cpu?.serverUsPerRequest ?? 0) / embeddedCpu) * 100) / 100 : 0;
       return {
         section: 'upstreams',
         table: { columns: COLUMNS, rows },
@@ -221,9 +248,10 @@ export const upstreams: Section = {
           atMost('dead primary: p99 ms (open loop)', dead.summary.p99, DELAY_MS + 50),
           atMost(`hanging primary: p99 ms (open loop; time limit ${TIMEOUT_MS} + 400)`, hang.summary.p99, TIMEOUT_MS + 400),
           atLeast('hanging primary: % of lookups answered by the secondary (both loops)', Math.min(...(['closed', 'paced'] as const).map((style) => bySecondary(results[style].outcomes['hanging primary']!))), 100),
+          atMost('server CPU per lookup, vouch → provider ÷ embedded registry (open loop)', cpuFactor, TARGET_CPU_FACTOR),
           atMost('non-2xx answers in all runs', everyOutcome.reduce((sum, o) => sum + o.summary.non2xx + o.summary.errors + o.summary.timeouts, 0), 0),
         ],
-        result: { connections: CONNECTIONS, pacedRate: PACED_RATE, delayMs: DELAY_MS, timeoutMs: TIMEOUT_MS, results, addedP50, addedP99 },
+        result: { connections: CONNECTIONS, pacedRate: PACED_RATE, delayMs: DELAY_MS, timeoutMs: TIMEOUT_MS, results, addedP50, addedP99, cpuFactor },
       };
     } finally {
       for (const server of primaries) await server.stop();
