@@ -34,6 +34,14 @@ export interface FrameUpload {
 
 const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
 
+/**
+ * Liveness decisions one process runs at once. Each costs about 1.5 s of CPU on the engine's
+ * model thread, where more would only queue: past this many, frames are refused with 503 and
+ * Retry-After before anything is stored or the attempt is spent, and the page sends them again.
+ */
+export const MAX_CONCURRENT_DECISIONS = 4;
+let deciding = 0;
+
 /** The face match's idType for the registry photo cache (a vNIN is a tokenised NIN; a licence is FRSC's). */
 const BIOMETRIC_TYPE: Record<SessionIdType, BiometricIdType> = { BVN: 'bvn', NIN: 'nin', VNIN: 'nin', DRIVERS_LICENSE: 'frsc' };
 
@@ -58,6 +66,18 @@ export function checkUpload(upload: FrameUpload): void {
 export async function decideAttempt(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
   if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
   checkUpload(upload);
+  if (deciding >= MAX_CONCURRENT_DECISIONS) {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Many selfies are being checked right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
+  }
+  deciding++;
+  try {
+    return await decide(deps, row, attemptId, upload, now);
+  } finally {
+    deciding--;
+  }
+}
+
+async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
   const { db } = deps;
   // 1. Claim the attempt: one submission each, before it expires.
   const attempt = await db.transaction().execute(async (trx) => {

@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LivenessFrame } from '../../src/identities/liveness/engine.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
+import { MAX_CONCURRENT_DECISIONS } from '../../src/sessions/attempts.js';
 import { SESSION_BILLABLES } from '../../src/sessions/billing.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { fixturePath, loopCapture } from '../liveness/genuine.js';
@@ -22,7 +23,8 @@ const api = (token: string, step = '') => `/verify/api/${token}${step}`;
  */
 const PERSON = { nin: '30571948260', firstname: 'Fixture', lastname: 'Webcamperson', gender: 'Male', birthdate: '01-01-1985' };
 
-describe('verification sessions: liveness and face match with real frames', () => {
+// Real decisions take seconds of CPU each; on a busy machine more.
+describe('verification sessions: liveness and face match with real frames', { timeout: 120_000 }, () => {
   let t: TestContext;
   let http: HttpClient;
   let dataDir: string;
@@ -142,5 +144,23 @@ describe('verification sessions: liveness and face match with real frames', () =
     expect(view).toMatchObject({ step: 'done', attemptsLeft: { liveness: 0 }, result: { outcome: 'failed' } });
     expect(view.result.reasons).toContain('LIVENESS_ATTEMPTS_EXHAUSTED');
     expectStyleA(await http.post(api(token, '/liveness/attempts'), undefined, {}), 409, 'CONFLICT');
+  });
+
+  it('refuses frames past MAX_CONCURRENT_DECISIONS with 503 and Retry-After, spending nothing: the page sends them again', { timeout: 180_000 }, async () => {
+    const org = await t.org();
+    const sessions = await Promise.all(Array.from({ length: MAX_CONCURRENT_DECISIONS + 1 }, () => atLiveness(org.testSecret, SANDBOX.nin.idNumber)));
+    const attempts = await Promise.all(sessions.map(async ({ token }) => (await http.post(api(token, '/liveness/attempts'), undefined, {})).json()));
+    const captures = await Promise.all(sessions.map((_, i) => fresh(loopCapture('genuine.mjpeg', 100 + i * 33), 70 + i)));
+    const answers = await Promise.all(sessions.map(({ token }, i) => submit(token, attempts[i].attemptId, captures[i]!)));
+    const refused = answers.flatMap((answer, i) => (answer.status === 503 ? [i] : []));
+    expect(refused).toHaveLength(1);
+    const i = refused[0]!;
+    expectStyleA(answers[i]!, 503, 'SERVICE_UNAVAILABLE');
+    expect(answers[i]!.headers.get('retry-after')).toBe('5');
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(MAX_CONCURRENT_DECISIONS);
+    // Nothing was stored or spent for it: the same attempt takes the frames now.
+    expect(await t.database.db.selectFrom('session_frames').select('position').where('attempt_id', '=', attempts[i].attemptId).execute()).toEqual([]);
+    expect((await http.get(api(sessions[i]!.token))).json()).toMatchObject({ step: 'liveness', attemptsLeft: { liveness: 2 } });
+    expect((await submit(sessions[i]!.token, attempts[i].attemptId, captures[i]!)).status).toBe(200);
   });
 });
