@@ -1,12 +1,14 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
+import { TEST_IDENTITY_KEYS } from '../../src/identities/registry/test-identities.js';
 import { cameraVideo, consentAndId, createSession, customerSite, importLivePerson, launchWithCamera, LIVE_PERSON, phoneContext, takeSelfie, type CustomerSite } from './verify-helpers.js';
 
 /**
- * The cross-device handoff in Chromium on a real server: a browser without a camera (a desktop,
- * or an in-app browser that gives none) offers a QR code and a short link; a phone with a fake
- * camera opens the link and takes the selfie; the first page shows the phone's result.
+ * When the camera cannot be opened, in Chromium on a real server: a browser without a camera (a
+ * desktop, or an in-app browser that gives none) offers a QR code and a short link; a phone with
+ * a fake camera opens the link and takes the selfie; the first page shows the phone's result. A
+ * camera the browser blocks is explained, with the phone offered, and opens once allowed.
  */
 
 const FLOW_TIMEOUT = 240_000;
@@ -19,7 +21,11 @@ beforeAll(async () => {
   web = await buildWebContext();
   site = await customerSite(web.baseUrl);
   await importLivePerson(web);
-  browsers.push(await launchWithCamera(null), await launchWithCamera(cameraVideo('genuine.mjpeg')));
+  browsers.push(
+    await launchWithCamera(null),
+    await launchWithCamera(cameraVideo('genuine.mjpeg')),
+    await launchWithCamera(cameraVideo('genuine.mjpeg'), { prompt: false }),
+  );
 }, 120_000);
 afterAll(async () => {
   await Promise.all(browsers.map((browser) => browser.close()));
@@ -68,5 +74,27 @@ describe('continuing on a phone', () => {
     expect(errors.filter((error) => !/Requested device not found|NotFoundError/.test(error))).toEqual([]);
     await desktop.close();
     await phone.close();
+  }, FLOW_TIMEOUT);
+
+  it('says how to allow a blocked camera, offers the phone, and opens the camera once allowed', async () => {
+    const org = await web.org({ name: 'Blocked Camera Test' });
+    const session = await createSession(web, org.testSecret, { idTypes: ['BVN'] });
+    const context = await phoneContext(browsers[2]!, web.baseUrl);
+    const page = await context.newPage();
+    await page.goto(session.url);
+    await consentAndId(page, TEST_IDENTITY_KEYS.bvn);
+
+    await page.getByRole('button', { name: 'Start camera' }).click();
+    await page.getByRole('heading', { name: 'Camera access is blocked' }).waitFor();
+    await page.getByText(/tap the camera or lock icon next to the web address, choose Allow/).waitFor();
+    expect(await page.getByRole('button', { name: 'Continue on my phone' }).isVisible()).toBe(true);
+    await screenshot(page, 'verify-camera-blocked');
+
+    // The person allows the camera in the browser's settings, then tries again.
+    await context.grantPermissions(['camera'], { origin: web.baseUrl });
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('button', { name: 'Start camera' }).click();
+    await page.getByRole('heading', { name: 'Put your face in the oval' }).waitFor();
+    await context.close();
   }, FLOW_TIMEOUT);
 });

@@ -18,12 +18,16 @@ import type { WebContext } from '../helpers/browser.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const LIVENESS_FIXTURES = path.join(ROOT, 'test/fixtures/liveness');
 
-/** Chromium whose camera plays `video` (an MJPEG file), or that has no camera when `video` is null. */
-export function launchWithCamera(video: string | null): Promise<Browser> {
+/**
+ * Chromium whose camera plays `video` (an MJPEG file), or that has no camera when `video` is null.
+ * The camera prompt is answered Allow, or with `prompt: false` left to the page's permissions
+ * (headless Chromium then refuses the camera until a context grants it).
+ */
+export function launchWithCamera(video: string | null, { prompt = true } = {}): Promise<Browser> {
   const camera = video ? ['--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`] : [];
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--use-fake-ui-for-media-stream', ...camera],
+    args: ['--no-sandbox', '--disable-dev-shm-usage', ...(prompt ? ['--use-fake-ui-for-media-stream'] : []), ...camera],
   });
 }
 

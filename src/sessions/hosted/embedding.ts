@@ -1,3 +1,5 @@
+import { CLIENT_SECRET_PREFIX } from '../tokens.js';
+
 /**
  * Who may frame the hosted flow. Only the web SDK's case: the session's client secret (never the
  * shareable url token), `embed=1`, and `origin` naming the page's exact origin, which becomes the
@@ -5,8 +7,6 @@
  * is framed by nobody. docs/sdk.md explains the trade-off (the secret is the capability; any page
  * that holds it may name itself).
  */
-
-export const CLIENT_SECRET_PREFIX = 'vcs_';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** A host that can appear in a CSP source expression as it is: letters, digits, dots, hyphens, or an IPv6 literal. */
