@@ -66,6 +66,35 @@ describe('views and exports of personal data are logged', () => {
     ]);
   });
 
+  it('portal lists, unfiltered and filtered, leave one row per record shown, in page order, in the statement that reads the page; an empty page none', async () => {
+    const { org, owner } = await portalOrg(t.database.db);
+    await riskLow(org.id);
+    const ids: number[] = [];
+    for (const street of ['1 Akin Adesola Street', '2 Akin Adesola Street']) {
+      const created = await portal(t.app, owner, { method: 'POST', url: `/api/orgs/${org.id}/verifications/address?mode=test`, payload: { ...ADDRESS_BODY, street } });
+      expect(created.statusCode, created.body).toBe(201);
+      ids.push(created.json().id as number);
+    }
+    const newestFirst = [...ids].reverse().map(String);
+    const listed = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications?mode=test&kind=address` });
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().data.map((row: { id: number }) => String(row.id))).toEqual(newestFirst);
+    const filtered = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications?mode=test&kind=address&status=in_progress` });
+    expect(filtered.statusCode, filtered.body).toBe(200);
+    expect(filtered.json().total).toBe(2);
+    const empty = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications?mode=test&kind=address&status=cancelled` });
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(empty.json()).toMatchObject({ data: [], total: 0 });
+    // Another mode's list shows none of them and logs nothing.
+    const live = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications?mode=live&kind=address` });
+    expect(live.json().data).toEqual([]);
+    const rows = await accessRows(org.id);
+    expect(rows.map((row) => [row.actor_kind, row.actor_id, row.channel, row.action, row.resource, row.resource_id, row.mode, row.org_id])).toEqual(
+      [...newestFirst, ...newestFirst].map((id) => ['member', owner.personId, 'portal', 'list', 'address', id, 'test', org.id]),
+    );
+    expect(rows.every((row) => row.ip)).toBe(true);
+  });
+
   it('a detail that is not found leaves no row', async () => {
     const { org, owner } = await portalOrg(t.database.db);
     const res = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications/address/999999?mode=test` });
