@@ -66,6 +66,39 @@ describe('views and exports of personal data are logged', () => {
     ]);
   });
 
+  it('API lists answered at once are each logged by the time they are answered, with their own secret and organization (rows written together)', async () => {
+    const orgs = [await t.org({ riskLevel: 'LOW' }), await t.org({ riskLevel: 'LOW' })];
+    const idsOf = new Map<string, number[]>();
+    for (const org of orgs) {
+      const ids: number[] = [];
+      for (const street of ['3 Bishop Aboyade Cole Street', '4 Bishop Aboyade Cole Street']) {
+        const created = await t.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: { ...ADDRESS_BODY, street } });
+        expect(created.statusCode, created.body).toBe(201);
+        ids.push(created.json().data.id as number);
+      }
+      idsOf.set(org.id, ids);
+    }
+    // Six lists at once, alternating organizations: each checks the log as soon as it is answered.
+    const seen = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const org = orgs[i % 2]!;
+        const listed = await t.app.inject({ method: 'GET', url: '/v1/verifications/addresses', headers: bearer(org.testSecret) });
+        expect(listed.statusCode).toBe(200);
+        return (await accessRows(org.id)).length;
+      }),
+    );
+    // Each answer found at least its own two rows already written.
+    for (const count of seen) expect(count).toBeGreaterThanOrEqual(2);
+    for (const org of orgs) {
+      const secret = await t.database.db.selectFrom('api_secrets').select('id').where('org_id', '=', org.id).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+      const rows = await accessRows(org.id);
+      const newestFirst = [...idsOf.get(org.id)!].reverse().map(String);
+      expect(rows.map((row) => [row.actor_kind, row.actor_id, row.action, row.resource, row.resource_id, row.mode])).toEqual(
+        [...newestFirst, ...newestFirst, ...newestFirst].map((id) => ['api', secret.id, 'list', 'address', id, 'test']),
+      );
+    }
+  });
+
   it('portal lists, unfiltered and filtered, leave one row per record shown, in page order, in the statement that reads the page; an empty page none', async () => {
     const { org, owner } = await portalOrg(t.database.db);
     await riskLow(org.id);
