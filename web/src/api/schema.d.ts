@@ -11942,7 +11942,7 @@ export interface operations {
             query?: {
                 /** @description One organization */
                 orgId?: string;
-                /** @description One kind: address, business, guarantor, employment, ledger, agent_task, subject */
+                /** @description One kind: address, business, guarantor, employment, session, ledger, agent_task, subject */
                 resource?: string;
                 /** @description One resource (with resource) */
                 resourceId?: string;
@@ -11984,7 +11984,7 @@ export interface operations {
                             };
                             channel: "api" | "portal" | "console" | "field" | "cli";
                             action: "view" | "list" | "export";
-                            /** @description What was read: address, business, guarantor, employment, ledger, agent_task, subject */
+                            /** @description What was read: address, business, guarantor, employment, session, ledger, agent_task, subject */
                             resource: string;
                             resourceId: string | null;
                             ip: string | null;
