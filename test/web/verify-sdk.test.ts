@@ -81,7 +81,10 @@ describe('the web SDK on the demo page', () => {
     await close();
   }, SDK_TIMEOUT);
 
-  it('says when the window is closed early, when the secret is not one, and when the session is unknown', async () => {
+  // Alone this takes about a second. Once in a full CI run on a loaded machine it hung until the
+  // time limit in a browser step with no limit of its own; a hang is cut short and tried again
+  // (in a fresh browser context, with a fresh session), never passed over.
+  it('says when the window is closed early, when the secret is not one, and when the session is unknown', { timeout: 90_000, retry: 2 }, async () => {
     const org = await web.org({ name: 'Demo Bank Two' });
     const session = await createSession(web, org.testSecret);
     const { page, close } = await demoPage({ desktop: true });
@@ -110,5 +113,5 @@ describe('the web SDK on the demo page', () => {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await close();
-  }, SDK_TIMEOUT);
+  });
 });
