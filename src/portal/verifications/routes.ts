@@ -23,6 +23,7 @@ import { maskRecord, verificationDetail, type DetailDeps } from './detail.js';
 import { listVerifications } from './lists.js';
 import { listLookups } from './lookups.js';
 import { CappedPage, Created, Detail, DetailParams, Lookup, LookupQuery, VerificationQuery, VerificationRow } from './schemas.js';
+import { sessionExplorerRoutes } from './session-routes.js';
 
 const tags = [PORTAL_TAG];
 
@@ -39,7 +40,9 @@ function parseVerificationId(raw: string): number {
  * the same services (rules, prices, webhooks) as the API. Guards run before validation: who may
  * call is answered before the request is judged.
  */
-export async function verificationRoutes(parent: FastifyInstance, { db, urls, respondents, guarantors }: AreaOptions): Promise<void> {
+export async function verificationRoutes(parent: FastifyInstance, options: AreaOptions): Promise<void> {
+  const { db, urls, respondents, guarantors } = options;
+  await sessionExplorerRoutes(parent, options);
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const signedIn = requireSession(db);
   const accounts = new AccountsService(db);
