@@ -15,6 +15,7 @@ import { openFileStore } from './files/open-store.js';
 import { fileUrls, loadSigningKey } from './files/urls.js';
 import { guarantorRoutes, startGuarantors } from './guarantors/routes.js';
 import { FaceMatcher } from './identities/biometrics/matcher.js';
+import { FaceMatchCapacity } from './identities/biometrics/capacity.js';
 import { biometricsRoutes } from './identities/biometrics/routes.js';
 import { IdentityLookups } from './identities/lookups.js';
 import { EmbeddedRegistry } from './identities/registry/embedded.js';
@@ -58,6 +59,8 @@ export interface AppOptions {
   idempotency?: Partial<IdempotencySettings>;
   /** The liveness engine of verification sessions; the process's shared one by default. */
   livenessEngine?: EngineSource;
+  /** The face-match places (tests hold some to see a session's match wait); made from the config when absent. */
+  faceMatchCapacity?: FaceMatchCapacity;
 }
 
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
@@ -177,12 +180,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const live = options.liveRegistry ?? (await startRouter(app, options));
   const lookups = new IdentityLookups(database.db, { test: new SandboxRegistry(), live });
   const faceMatcher = options.faceMatcher ?? new FaceMatcher();
+  // One count of face matches in progress for the biometrics endpoint and sessions' matches alike.
+  const faceMatchCapacity = options.faceMatchCapacity ?? new FaceMatchCapacity(config.faceMatchCaps);
   await app.register(identityRoutes, { db: database.db, lookups });
   await app.register(biometricsRoutes, {
     db: database.db,
     lookups,
     allowPrivateUrls: config.allowPrivateUrls,
     faceMatchCaps: config.faceMatchCaps,
+    capacity: faceMatchCapacity,
     matcher: faceMatcher,
   });
 
@@ -211,6 +217,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db: database.db,
     registry,
     matcher: faceMatcher,
+    faceMatchCapacity,
     engine: options.livenessEngine ?? livenessEngineFor(database.db),
     store: fileStore,
     publicUrl: config.publicUrl,

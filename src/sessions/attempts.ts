@@ -92,6 +92,7 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
   // 2. Store the frames (encrypted) and judge them.
   let stored: StoredFile[] = [];
   let judged: { decision: AttemptDecision; frontal: Buffer | undefined };
+  let faceMatch: FaceMatchCheck | undefined;
   try {
     stored = await Promise.all(upload.frames.map((frame) => putFile(deps.store, frame, 'image/jpeg')));
     await db.transaction().execute(async (trx) => {
@@ -102,8 +103,11 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
         .execute();
     });
     judged = await judge(deps, row, attempt, upload, stored);
+    // 3. The face match, only for a live face and only when asked for.
+    if (judged.decision.passed && row.check_face_match && judged.frontal) faceMatch = await matchFace(deps, row, judged.frontal);
   } catch (err) {
-    // Nothing was decided: the attempt may be sent again; what was stored of it goes.
+    // Nothing was decided (or no face-match place came free): the attempt may be sent again; what
+    // was stored of it goes.
     await db.transaction().execute(async (trx) => {
       await trx.deleteFrom('session_frames').where('attempt_id', '=', attemptId).execute();
       if (stored.length > 0) await trx.deleteFrom('uploaded_files').where('id', 'in', stored.map((file) => file.id)).execute();
@@ -112,11 +116,8 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
     await Promise.all(stored.map((file) => deps.store.delete(file.id)));
     throw err;
   }
-  const { decision, frontal } = judged;
-  // 3. The face match, only for a live face and only when asked for.
-  const faceMatch = decision.passed && row.check_face_match && frontal ? await matchFace(deps, row, frontal) : undefined;
   // 4. The outcome, applied if the session is still open.
-  return db.transaction().execute((trx) => applyDecision(trx, row, attempt, decision, faceMatch, now));
+  return db.transaction().execute((trx) => applyDecision(trx, row, attempt, judged.decision, faceMatch, now));
 }
 
 /** The engine's decision, or REPLAYED_FRAMES without running it when a frame was seen in another attempt. */
@@ -175,8 +176,31 @@ async function registryPhoto(deps: FlowDeps, row: SessionRow): Promise<string | 
   }
 }
 
-/** The engine's frontal frame against the registry photo, with the biometrics face matcher. */
+/**
+ * How long a session's face match waits for one of its organization's face-match places (shared
+ * with the biometrics endpoint, VOUCH_FACE_MATCH_PER_ORG) before the attempt is handed back to be
+ * sent again: its liveness decision already cost seconds, so it waits where an API call is refused.
+ */
+export const FACE_MATCH_WAIT_MS = 10_000;
+
+/** The engine's frontal frame against the registry photo, in one of the organization's face-match places. */
 async function matchFace(deps: FlowDeps, row: SessionRow, frontal: Buffer): Promise<FaceMatchCheck> {
+  let release: () => void;
+  try {
+    release = await deps.faceMatchCapacity.waitForPlace(row.org_id, FACE_MATCH_WAIT_MS);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Many faces are being compared right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
+  }
+  try {
+    return await compareWithRegistry(deps, row, frontal);
+  } finally {
+    release();
+  }
+}
+
+/** The frontal frame against the registry photo, with the biometrics face matcher. */
+async function compareWithRegistry(deps: FlowDeps, row: SessionRow, frontal: Buffer): Promise<FaceMatchCheck> {
   const photo = await registryPhoto(deps, row);
   if (!photo) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
   let image;

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import QRCode from 'qrcode';
 import type { FileStore } from '../files/store.js';
+import type { FaceMatchCapacity } from '../identities/biometrics/capacity.js';
 import type { FaceMatcher } from '../identities/biometrics/matcher.js';
 import type { Challenge } from '../identities/liveness/engine.js';
 import type { Registry } from '../identities/registry/registry.js';
@@ -38,6 +39,8 @@ export interface FlowDeps {
   /** The identity registry of a mode (the identity lookups' registries). */
   registry(mode: Mode): Registry;
   matcher: FaceMatcher;
+  /** Face-match places, shared with the biometrics endpoint: a session's match counts against its organization's cap. */
+  faceMatchCapacity: FaceMatchCapacity;
   engine: EngineSource;
   /** The encrypted file store: frames are personal data. */
   store: FileStore;

@@ -131,6 +131,8 @@ export interface BiometricsRoutesOptions {
   allowPrivateUrls: boolean;
   /** The face matches one organization and the whole process may run at once (src/config.ts). */
   faceMatchCaps: FaceMatchCaps;
+  /** The places face matches take, shared with verification sessions' matches (made from faceMatchCaps when absent). */
+  capacity?: FaceMatchCapacity;
   matcher?: FaceMatcher;
 }
 
@@ -138,7 +140,7 @@ export interface BiometricsRoutesOptions {
 export async function biometricsRoutes(app: FastifyInstance, options: BiometricsRoutesOptions): Promise<void> {
   const { db, lookups, allowPrivateUrls } = options;
   const matcher = options.matcher ?? new FaceMatcher();
-  const capacity = new FaceMatchCapacity(options.faceMatchCaps);
+  const capacity = options.capacity ?? new FaceMatchCapacity(options.faceMatchCaps);
   /** The uploaded file of a multipart request, kept apart from the validated fields. */
   const uploads = new WeakMap<FastifyRequest, Buffer>();
 
