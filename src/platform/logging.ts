@@ -6,6 +6,8 @@ const IDENTITY_PATH = /^(\/(?:v1\/)?verifications\/identities\/[a-z_-]+\/)([^/?]
 const RESPONDENT_PATH = /(\/respond\/)[^?#\s"']*/gi;
 /** A verification session's handoff short link: the 10-character code is a capability too. */
 const HANDOFF_PATH = /(\/v\/)[^/?#\s"']+/gi;
+/** A verification link's code (/l/<code>): public by design, but one code must not lead to others. */
+const LINK_PATH = /(\/l\/)[^/?#\s"']+/gi;
 const LONG_NUMBER = /\d{6,}/g;
 /** Bearer-like values: link tokens (43 characters), file signatures (64 hex), credentials. IDs (UUIDs) are shorter. */
 const LONG_TOKEN = /[A-Za-z0-9_-]{40,}/g;
@@ -19,7 +21,7 @@ function redactValues(text: string): string {
 
 /** Removes from free text (error messages, stacks) what redactUrl removes from a URL's path. */
 function redactText(text: string): string {
-  const unlinked = text.replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]');
+  const unlinked = text.replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]').replace(LINK_PATH, '$1[redacted]');
   let redacted = '';
   let from = 0;
   for (const uuid of unlinked.matchAll(UUID)) {

@@ -28,6 +28,7 @@ import { authRoutes } from './auth/routes.js';
 import { billingRoutes } from './billing/routes.js';
 import { requireSession, sessionOf } from './guard.js';
 import { keyRoutes } from './keys/routes.js';
+import { linkRoutes } from './links/routes.js';
 import { PeopleMail } from './mail.js';
 import { permissionsOf } from './roles.js';
 import { sandboxRoutes } from './sandbox/routes.js';
@@ -191,4 +192,6 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes, consoleAccessLogRoutes, sandboxRoutes]) {
     await app.register(area, areaOptions);
   }
+  // Verification links (src/sessions/links; docs/sessions.md, "Verification links").
+  await app.register(linkRoutes, areaOptions);
 }

@@ -1,0 +1,352 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, Mode, RiskLevel } from '../../platform/db/schema.js';
+import { ApiError } from '../../platform/errors.js';
+import { Problems, text } from '../../respondents/fields.js';
+import { checkCreateSession, type CreateSessionInput } from '../input.js';
+import { createSession } from '../service.js';
+import type { SessionIdType } from '../tables.js';
+import type { LinkRow } from './tables.js';
+
+/**
+ * Verification links (docs/sessions.md, "Verification links"): a public link a customer shares
+ * without writing code. Each visitor who presses "Start verification" gets a new session of the
+ * link's organization and mode, made by the same `createSession` as POST /v1/verifications/sessions
+ * (price check, billing at completion, webhooks, test/live), counted against the link's limit in
+ * the session's own transaction.
+ */
+
+export const MAX_LINK_NAME = 100;
+export const MAX_SESSION_LIMIT = 100_000;
+/** A link lives at most a year: a forgotten poster should stop working on its own. */
+export const MAX_LINK_DAYS = 366;
+export const MAX_REFERENCE_PREFIX = 40;
+/** Each session's metadata names its link under this key; the link's own metadata may not use it. */
+export const LINK_METADATA_KEY = 'verificationLink';
+const MAX_LINK_METADATA_KEYS = 19;
+
+export interface Scope {
+  orgId: string;
+  mode: Mode;
+}
+
+export interface CreateLinkInput {
+  name?: string | undefined;
+  idTypes?: string[] | undefined;
+  checks?: { liveness?: boolean | undefined; faceMatch?: boolean | undefined } | undefined;
+  redirectUrl?: string | undefined;
+  sessionLimit?: number | undefined;
+  expiresAt?: string | undefined;
+  referencePrefix?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface LinkView {
+  id: string;
+  name: string;
+  mode: Mode;
+  url: string;
+  idTypes: SessionIdType[];
+  checks: { liveness: boolean; faceMatch: boolean };
+  redirectUrl: string | null;
+  referencePrefix: string | null;
+  metadata: Record<string, string>;
+  sessionLimit: number;
+  sessionsStarted: number;
+  expiresAt: string;
+  disabledAt: string | null;
+  createdAt: string;
+  /** active, disabled, expired or full: what a visitor gets now. */
+  status: LinkStatus;
+}
+
+export type LinkStatus = 'active' | 'disabled' | 'expired' | 'full';
+
+export const linkNotFound = () => new ApiError('NOT_FOUND_ERROR', 'No such verification link in this mode');
+
+/** The link's public address. */
+export function linkUrl(publicUrl: string, code: string): string {
+  return `${publicUrl}/l/${code}`;
+}
+
+/** 128 random bits, base64url (22 characters). */
+export function randomLinkCode(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** Whether a path segment could be a link code (anything else is "not found" without a query). */
+export function isLinkCodeShaped(code: string): boolean {
+  return /^[A-Za-z0-9_-]{22}$/.test(code);
+}
+
+export function statusOf(row: Pick<LinkRow, 'disabled_at' | 'expires_at' | 'sessions_started' | 'session_limit'>, now = new Date()): LinkStatus {
+  if (row.disabled_at) return 'disabled';
+  if (row.expires_at.getTime() <= now.getTime()) return 'expired';
+  if (row.sessions_started >= row.session_limit) return 'full';
+  return 'active';
+}
+
+export function renderLink(row: LinkRow, publicUrl: string, now = new Date()): LinkView {
+  return {
+    id: row.public_id,
+    name: row.name,
+    mode: row.mode,
+    url: linkUrl(publicUrl, row.code),
+    idTypes: row.id_types,
+    checks: { liveness: row.check_liveness, faceMatch: row.check_face_match },
+    redirectUrl: row.redirect_url,
+    referencePrefix: row.reference_prefix,
+    metadata: row.metadata,
+    sessionLimit: row.session_limit,
+    sessionsStarted: row.sessions_started,
+    expiresAt: row.expires_at.toISOString(),
+    disabledAt: row.disabled_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    status: statusOf(row, now),
+  };
+}
+
+interface CheckedLink {
+  name: string;
+  idTypes: SessionIdType[];
+  liveness: boolean;
+  faceMatch: boolean;
+  redirectUrl: string | null;
+  referencePrefix: string | null;
+  metadata: Record<string, string>;
+  sessionLimit: number;
+  expiresAt: Date;
+}
+
+/**
+ * Validates a new link (every problem named in one 400). The session settings are checked by the
+ * sessions' own rules, so a link can never hold settings a session would refuse.
+ */
+export function checkCreateLink(input: CreateLinkInput, options: { riskLevel: RiskLevel; now: Date }): CheckedLink {
+  const problems = new Problems();
+  const { now } = options;
+  // Above NONE every session needs the applicant's name (and at HIGH the date of birth) from the
+  // customer's backend; a public link has no applicant to send.
+  if (options.riskLevel !== 'NONE') {
+    problems.add(
+      `This account's risk level (${options.riskLevel}) needs the applicant's name on every session, which a shared link cannot carry: create sessions from your backend (POST /v1/verifications/sessions) instead`,
+    );
+  }
+  const name = text(input.name);
+  if (name === undefined) problems.add('name is required: a name only your team sees, e.g. "Agent onboarding, Kano"');
+  else if (name.length > MAX_LINK_NAME) problems.add(`name must be at most ${MAX_LINK_NAME} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(name)) problems.add('name must not contain control characters');
+
+  const limit = input.sessionLimit;
+  if (limit === undefined) problems.add('sessionLimit is required: how many sessions the link may start in all');
+  else if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSION_LIMIT) problems.add(`sessionLimit must be a whole number from 1 to ${MAX_SESSION_LIMIT.toLocaleString('en')}`);
+
+  let expiresAt: Date | undefined;
+  const expiresRaw = text(input.expiresAt);
+  if (expiresRaw === undefined) problems.add('expiresAt is required: when the link stops starting sessions');
+  else {
+    const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(expiresRaw) ? Date.parse(expiresRaw) : Number.NaN;
+    if (Number.isNaN(time)) problems.add('expiresAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-31T23:59:00Z');
+    else if (time <= now.getTime()) problems.add('expiresAt must be in the future');
+    else if (time > now.getTime() + MAX_LINK_DAYS * 86_400_000) problems.add(`expiresAt must be within ${MAX_LINK_DAYS} days`);
+    else expiresAt = new Date(time);
+  }
+
+  const prefix = text(input.referencePrefix);
+  if (prefix !== undefined && (prefix.length > MAX_REFERENCE_PREFIX || !/^[A-Za-z0-9_.-]+$/.test(prefix))) {
+    problems.add(`referencePrefix must be 1 to ${MAX_REFERENCE_PREFIX} letters, digits, dots, dashes or underscores`);
+  }
+  const metadata = input.metadata ?? {};
+  if (Object.keys(metadata).length > MAX_LINK_METADATA_KEYS) problems.add(`metadata may hold at most ${MAX_LINK_METADATA_KEYS} keys (each session also gets "${LINK_METADATA_KEY}")`);
+  if (Object.hasOwn(metadata, LINK_METADATA_KEY)) problems.add(`metadata.${LINK_METADATA_KEY} is set by Vouch on each session (the link's id); choose another key`);
+
+  // The session settings, by the sessions' own rules (their messages name the same fields).
+  let session: ReturnType<typeof checkCreateSession> | undefined;
+  try {
+    session = checkCreateSession(
+      { idTypes: input.idTypes, checks: input.checks, redirectUrl: input.redirectUrl, metadata: input.metadata },
+      { riskLevel: 'NONE', consentRequired: false, now },
+    );
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    for (const message of err.message.split('; ')) problems.add(message);
+  }
+  problems.throwIfAny();
+  return {
+    name: name!,
+    idTypes: session!.idTypes,
+    liveness: session!.liveness,
+    faceMatch: session!.faceMatch,
+    redirectUrl: session!.redirectUrl,
+    referencePrefix: prefix ?? null,
+    metadata: session!.metadata,
+    sessionLimit: limit!,
+    expiresAt: expiresAt!,
+  };
+}
+
+function randomPublicId(): string {
+  return `vl_${randomBytes(10).toString('hex')}`;
+}
+
+export async function createLink(
+  trx: Kysely<DB> | Transaction<DB>,
+  scope: Scope,
+  checked: CheckedLink,
+  options: { createdBy: string | null; now?: Date },
+): Promise<LinkRow> {
+  return trx
+    .insertInto('verification_links')
+    .values({
+      public_id: randomPublicId(),
+      code: randomLinkCode(),
+      org_id: scope.orgId,
+      mode: scope.mode,
+      name: checked.name,
+      id_types: JSON.stringify(checked.idTypes),
+      check_liveness: checked.liveness,
+      check_face_match: checked.faceMatch,
+      redirect_url: checked.redirectUrl,
+      reference_prefix: checked.referencePrefix,
+      metadata: JSON.stringify(checked.metadata),
+      session_limit: checked.sessionLimit,
+      expires_at: checked.expiresAt,
+      created_by: options.createdBy,
+      ...(options.now ? { created_at: options.now } : {}),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A link of the scope by its public id, locked when in a transaction that asks; undefined when none. */
+export async function findLink(db: Kysely<DB> | Transaction<DB>, scope: Scope, publicId: string, lock = false): Promise<LinkRow | undefined> {
+  if (!/^vl_[0-9a-f]{20}$/.test(publicId)) return undefined;
+  let query = db.selectFrom('verification_links').selectAll().where('public_id', '=', publicId).where('org_id', '=', scope.orgId).where('mode', '=', scope.mode);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function listLinks(db: Kysely<DB>, scope: Scope, page: { limit: number; offset: number }): Promise<{ rows: LinkRow[]; total: number }> {
+  const base = db.selectFrom('verification_links').where('org_id', '=', scope.orgId).where('mode', '=', scope.mode);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Disables (`disabled: true`) or enables a link; the row before and after, or undefined when there is no such link. */
+export async function setLinkDisabled(
+  trx: Transaction<DB>,
+  scope: Scope,
+  publicId: string,
+  disabled: boolean,
+  now = new Date(),
+): Promise<{ before: LinkRow; after: LinkRow } | undefined> {
+  const before = await findLink(trx, scope, publicId, true);
+  if (!before) return undefined;
+  if (Boolean(before.disabled_at) === disabled) return { before, after: before };
+  const after = await trx
+    .updateTable('verification_links')
+    .set({ disabled_at: disabled ? now : null })
+    .where('id', '=', Number(before.id))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { before, after };
+}
+
+/** What a visitor of /l/<code> gets. */
+export type VisitOutcome =
+  | { kind: 'started'; url: string; sessionId: string }
+  | { kind: 'unavailable'; reason: 'unknown' }
+  | { kind: 'unavailable'; reason: LinkStatus | 'organization' | 'payment' | 'settings'; link: LinkRow; orgName: string };
+
+export interface LinkForVisit {
+  link: LinkRow;
+  orgName: string;
+  orgEnabled: boolean;
+  riskLevel: RiskLevel;
+}
+
+/** The link of a public code with its organization; undefined when there is none. */
+export async function linkByCode(db: Kysely<DB>, code: string): Promise<LinkForVisit | undefined> {
+  if (!isLinkCodeShaped(code)) return undefined;
+  const row = await db
+    .selectFrom('verification_links as l')
+    .innerJoin('organizations as o', 'o.id', 'l.org_id')
+    .selectAll('l')
+    .select(['o.name as org_name', 'o.enabled as org_enabled', 'o.risk_level as org_risk_level'])
+    .where('l.code', '=', code)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { org_name: orgName, org_enabled: orgEnabled, org_risk_level: riskLevel, ...link } = row;
+  return { link: link as LinkRow, orgName, orgEnabled, riskLevel };
+}
+
+/** Thrown inside the session's transaction when the link can no longer start one: the session is rolled back. */
+class LinkClosed extends Error {
+  constructor(readonly link: LinkRow | undefined) {
+    super('verification link closed');
+  }
+}
+
+/**
+ * Starts a session from the link of `code`. The link's count goes up in the session's own
+ * transaction by an UPDATE that only matches while the link is enabled, unexpired and under its
+ * limit: concurrent visits wait on the row and see each other's count, so the limit is never
+ * exceeded and no session survives a refused count.
+ */
+export async function startFromLink(db: Kysely<DB>, code: string, options: { publicUrl: string; now?: Date }): Promise<VisitOutcome> {
+  const now = options.now ?? new Date();
+  const found = await linkByCode(db, code);
+  if (!found) return { kind: 'unavailable', reason: 'unknown' };
+  const { link, orgName } = found;
+  if (!found.orgEnabled) return { kind: 'unavailable', reason: 'organization', link, orgName };
+  const status = statusOf(link, now);
+  if (status !== 'active') return { kind: 'unavailable', reason: status, link, orgName };
+  const reference = link.reference_prefix ? `${link.reference_prefix}-${randomBytes(6).toString('hex')}` : undefined;
+  const input: CreateSessionInput = {
+    reference,
+    idTypes: link.id_types,
+    checks: { liveness: link.check_liveness, faceMatch: link.check_face_match },
+    redirectUrl: link.redirect_url ?? undefined,
+    metadata: { ...link.metadata, [LINK_METADATA_KEY]: link.public_id },
+  };
+  try {
+    const record = await createSession(
+      db,
+      // The person's own consent is asked for and recorded by the hosted flow's first step; no
+      // customer-side consent exists for a public link (docs/sessions.md).
+      { orgId: link.org_id, mode: link.mode, riskLevel: found.riskLevel, consentRequired: false },
+      input,
+      {
+        publicUrl: options.publicUrl,
+        now,
+        inTransaction: async (trx, created) => {
+          const counted = await trx
+            .updateTable('verification_links')
+            .set((eb) => ({ sessions_started: eb('sessions_started', '+', 1) }))
+            .where('id', '=', Number(link.id))
+            .where('disabled_at', 'is', null)
+            .where('expires_at', '>', now)
+            .whereRef('sessions_started', '<', 'session_limit')
+            .returningAll()
+            .executeTakeFirst();
+          if (!counted) throw new LinkClosed(await trx.selectFrom('verification_links').selectAll().where('id', '=', Number(link.id)).executeTakeFirst());
+          await trx.updateTable('verification_sessions').set({ link_id: Number(link.id) }).where('public_id', '=', created.id).execute();
+        },
+      },
+    );
+    return { kind: 'started', url: record.url!, sessionId: record.id };
+  } catch (err) {
+    if (err instanceof LinkClosed) {
+      const latest = err.link ?? link;
+      const reason = statusOf(latest, now);
+      return { kind: 'unavailable', reason: reason === 'active' ? 'full' : reason, link: latest, orgName };
+    }
+    if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') return { kind: 'unavailable', reason: 'payment', link, orgName };
+    // The organization's risk level was raised after the link was made: its sessions now need an applicant.
+    if (err instanceof ApiError && err.code === 'VALIDATION_ERROR') return { kind: 'unavailable', reason: 'settings', link, orgName };
+    throw err;
+  }
+}

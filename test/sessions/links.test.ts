@@ -1,0 +1,295 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LINK_STARTS_PER_ADDRESS } from '../../src/sessions/links/public-routes.js';
+import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { addMember, ORIGIN, portal, portalOrg, portalUser, type PortalOrg } from '../helpers/portal.js';
+
+/** Verification links: the portal API and the public page (docs/sessions.md, "Verification links"). */
+
+const inAMonth = () => new Date(Date.now() + 30 * 86_400_000).toISOString();
+const LINK_KEYS = [
+  'id', 'name', 'mode', 'url', 'idTypes', 'checks', 'redirectUrl', 'referencePrefix', 'metadata', 'sessionLimit', 'sessionsStarted', 'expiresAt', 'disabledAt', 'createdAt', 'status',
+].sort();
+
+let address = 0;
+/** A client address of its own, so the per-address limits of one test do not reach another's. */
+const freshAddress = () => `10.${Math.floor(++address / 250) % 250}.${address % 250}.${1 + (address % 200)}`;
+
+describe('verification links', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await buildTestContext();
+  });
+  afterAll(() => t.close());
+
+  const db = () => t.database.db;
+
+  async function create(owner: PortalOrg, body: Record<string, unknown>, mode: 'test' | 'live' = 'test') {
+    return portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links?mode=${mode}`, payload: { name: 'Onboarding', sessionLimit: 3, expiresAt: inAMonth(), ...body } });
+  }
+
+  async function makeLink(owner: PortalOrg, body: Record<string, unknown> = {}, mode: 'test' | 'live' = 'test') {
+    const res = await create(owner, body, mode);
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: string; url: string; sessionsStarted: number; status: string };
+  }
+
+  const pathOf = (url: string) => new URL(url).pathname;
+  const visit = (url: string, remoteAddress = freshAddress(), headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'GET', url: pathOf(url), remoteAddress, headers });
+  const start = (url: string, remoteAddress = freshAddress(), headers: Record<string, string> = { origin: ORIGIN }) =>
+    t.app.inject({ method: 'POST', url: pathOf(url), remoteAddress, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: '' });
+
+  const sessionsOf = (orgId: string) => db().selectFrom('verification_sessions').select(['public_id', 'link_id', 'mode', 'reference']).where('org_id', '=', orgId).execute();
+  const auditOf = (orgId: string) =>
+    db().selectFrom('audit_events').select(['action', 'actor_kind', 'actor_id', 'target', 'before', 'after']).where('org_id', '=', orgId).where('action', 'like', 'link.%').orderBy('id').execute();
+
+  describe('portal API', () => {
+    it('creates a link with its public URL (128-bit code), lists it with sessions started and its limit, audited', async () => {
+      const owner = await portalOrg(db());
+      const res = await create(owner, {
+        name: '  Agent onboarding, Kano ',
+        idTypes: ['bvn', 'NIN'],
+        checks: { liveness: true, faceMatch: false },
+        redirectUrl: 'https://shop.example.com/after',
+        sessionLimit: 50,
+        referencePrefix: 'kano',
+        metadata: { campaign: 'kano-2026' },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const link = res.json();
+      expect(Object.keys(link).sort()).toEqual(LINK_KEYS);
+      expect(link).toMatchObject({
+        id: expect.stringMatching(/^vl_[0-9a-f]{20}$/),
+        name: 'Agent onboarding, Kano',
+        mode: 'test',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/l\/[A-Za-z0-9_-]{22}$/),
+        idTypes: ['BVN', 'NIN'],
+        checks: { liveness: true, faceMatch: false },
+        redirectUrl: 'https://shop.example.com/after',
+        referencePrefix: 'kano',
+        metadata: { campaign: 'kano-2026' },
+        sessionLimit: 50,
+        sessionsStarted: 0,
+        disabledAt: null,
+        status: 'active',
+      });
+      const list = await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links?mode=test` });
+      expect(list.statusCode).toBe(200);
+      expect(list.json()).toMatchObject({ total: 1, limit: 20, offset: 0, data: [{ id: link.id, url: link.url, sessionsStarted: 0, sessionLimit: 50 }] });
+      const events = await auditOf(owner.org.id);
+      expect(events).toEqual([
+        expect.objectContaining({ action: 'link.created', actor_kind: 'member', actor_id: owner.owner.personId, target: `test link ${link.id}`, after: expect.objectContaining({ name: 'Agent onboarding, Kano', sessionLimit: 50 }) }),
+      ]);
+    });
+
+    it('names every problem of a bad body in one portal-style 400 and stores nothing', async () => {
+      const owner = await portalOrg(db());
+      const res = await create(owner, {
+        name: ' ',
+        idTypes: ['PASSPORT'],
+        checks: { liveness: false, faceMatch: true },
+        redirectUrl: 'javascript:alert(1)',
+        sessionLimit: 0,
+        expiresAt: '2020-01-01T00:00:00Z',
+        referencePrefix: 'has space',
+        metadata: { verificationLink: 'x', n: 5 },
+      });
+      expect(res.statusCode).toBe(400);
+      const body = res.json();
+      expect(body).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR' });
+      for (const field of ['name is required', 'sessionLimit must be', 'expiresAt must be in the future', 'referencePrefix must be', 'metadata.verificationLink', 'idTypes: "PASSPORT"', 'checks.faceMatch needs checks.liveness', 'redirectUrl must be', 'metadata.n must be a string']) {
+        expect(body.message).toContain(field);
+      }
+      const missing = await portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links`, payload: { name: 'x' } });
+      expect(missing.statusCode).toBe(400);
+      expect(missing.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR' });
+      const tooFar = await create(owner, { expiresAt: new Date(Date.now() + 400 * 86_400_000).toISOString(), sessionLimit: 100_001 });
+      expect(tooFar.json().message).toMatch(/expiresAt must be within 366 days.*|sessionLimit must be a whole number from 1 to 100,000/);
+      expect(tooFar.json().message).toContain('sessionLimit must be a whole number from 1 to 100,000');
+      expect(await db().selectFrom('verification_links').select('id').where('org_id', '=', owner.org.id).execute()).toEqual([]);
+    });
+
+    it('refuses links to an account whose risk level needs applicant details on each session', async () => {
+      const owner = await portalOrg(db());
+      await db().updateTable('organizations').set({ risk_level: 'LOW' }).where('id', '=', owner.org.id).execute();
+      const res = await create(owner, {});
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toContain("This account's risk level (LOW) needs the applicant's name");
+    });
+
+    it('disables and enables a link (audited once per change), viewers read but cannot change, developers can', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner);
+      const viewer = await portalUser(db());
+      await addMember(db(), owner.org.id, viewer.personId, 'viewer');
+      const developer = await portalUser(db());
+      await addMember(db(), owner.org.id, developer.personId, 'developer');
+
+      expect((await portal(t.app, viewer, { method: 'GET', url: `/api/orgs/${owner.org.id}/links` })).json().total).toBe(1);
+      const refused = await portal(t.app, viewer, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${link.id}/disable` });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ status: 'error', code: 'FORBIDDEN' });
+      expect((await portal(t.app, viewer, { method: 'POST', url: `/api/orgs/${owner.org.id}/links`, payload: { name: 'x', sessionLimit: 1, expiresAt: inAMonth() } })).statusCode).toBe(403);
+
+      const disabled = await portal(t.app, developer, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${link.id}/disable` });
+      expect(disabled.statusCode, disabled.body).toBe(200);
+      expect(disabled.json()).toMatchObject({ status: 'disabled', disabledAt: expect.any(String) });
+      expect((await portal(t.app, developer, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${link.id}/disable` })).statusCode).toBe(200);
+      const enabled = await portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${link.id}/enable` });
+      expect(enabled.json()).toMatchObject({ status: 'active', disabledAt: null });
+      expect((await auditOf(owner.org.id)).map((event) => [event.action, event.actor_id])).toEqual([
+        ['link.created', owner.owner.personId],
+        ['link.disabled', developer.personId],
+        ['link.enabled', owner.owner.personId],
+      ]);
+    });
+
+    it("keeps organizations and modes apart: another organization's member and the other mode see no link", async () => {
+      const owner = await portalOrg(db());
+      const other = await portalOrg(db());
+      const link = await makeLink(owner);
+      expect((await portal(t.app, other.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links` })).statusCode).toBe(404);
+      expect((await portal(t.app, other.owner, { method: 'POST', url: `/api/orgs/${other.org.id}/links/${link.id}/disable` })).statusCode).toBe(404);
+      expect((await portal(t.app, other.owner, { method: 'GET', url: `/api/orgs/${other.org.id}/links/${link.id}/sessions` })).statusCode).toBe(404);
+      expect((await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links?mode=live` })).json().total).toBe(0);
+      const live = await portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${link.id}/disable?mode=live` });
+      expect(live.statusCode).toBe(404);
+      expect(live.json()).toMatchObject({ status: 'error', code: 'NOT_FOUND_ERROR' });
+      expect((await portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/nonsense/disable` })).statusCode).toBe(404);
+      expect((await portal(t.app, undefined, { method: 'GET', url: `/api/orgs/${owner.org.id}/links` })).statusCode).toBe(401);
+    });
+  });
+
+  describe('the public link', () => {
+    it('GET and HEAD show the page with its Start button and create nothing; POST starts a session with the link settings and answers 303 to its hosted url', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, {
+        idTypes: ['NIN'],
+        checks: { liveness: true, faceMatch: false },
+        redirectUrl: 'https://shop.example.com/after',
+        referencePrefix: 'promo',
+        metadata: { campaign: 'market-day' },
+      });
+      const page = await visit(link.url, freshAddress(), { 'user-agent': 'WhatsApp/2.23 A' });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toContain('text/html');
+      expect(page.headers['content-security-policy']).toContain("form-action 'self'");
+      expect(page.body).toContain(`Verify your identity for ${owner.org.name}`);
+      expect(page.body).toContain('<button type="submit">Start verification</button>');
+      expect(page.body).toContain('method="post"');
+      expect(page.body).toContain('TEST MODE');
+      expect(page.body).toContain('NIN (National Identification Number)');
+      expect((await t.app.inject({ method: 'HEAD', url: pathOf(link.url) })).statusCode).toBe(200);
+      expect(await sessionsOf(owner.org.id)).toEqual([]);
+
+      const res = await start(link.url);
+      expect(res.statusCode, res.body).toBe(303);
+      expect(res.headers.location).toMatch(/^http:\/\/127\.0\.0\.1:8080\/verify\/[A-Za-z0-9_-]{43}$/);
+      const [session] = await sessionsOf(owner.org.id);
+      expect(session).toMatchObject({ mode: 'test', reference: expect.stringMatching(/^promo-[0-9a-f]{12}$/) });
+      const fetched = await t.app.inject({ method: 'GET', url: `/v1/verifications/sessions/${session!.public_id}`, headers: bearer(owner.org.testSecret) });
+      expect(fetched.json().data).toMatchObject({
+        idTypes: ['NIN'],
+        requestedChecks: { idLookup: true, liveness: true, faceMatch: false },
+        redirectUrl: 'https://shop.example.com/after',
+        metadata: { campaign: 'market-day', verificationLink: link.id },
+        status: { status: 'CREATED' },
+      });
+      // The hosted page of the redirect answers for that session.
+      const token = res.headers.location!.split('/verify/')[1]!;
+      const view = await t.app.inject({ method: 'GET', url: `/verify/api/${token}` });
+      expect(view.statusCode).toBe(200);
+
+      const sessions = await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links/${link.id}/sessions` });
+      expect(sessions.json()).toMatchObject({ total: 1, data: [{ id: session!.public_id, reference: session!.reference, status: 'created' }] });
+      const listed = await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links` });
+      expect(listed.json().data[0]).toMatchObject({ sessionsStarted: 1 });
+      // No code in the log.
+      expect(t.logs.join('\n')).not.toContain(pathOf(link.url));
+    });
+
+    it('a link used up, expired or disabled shows a plain page (not JSON) and starts no session', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 1 });
+      expect((await start(link.url)).statusCode).toBe(303);
+      for (const res of [await visit(link.url), await start(link.url)]) {
+        expect(res.statusCode).toBe(410);
+        expect(res.headers['content-type']).toContain('text/html');
+        expect(res.body).toContain('This verification link has been used up');
+      }
+      expect(await sessionsOf(owner.org.id)).toHaveLength(1);
+
+      const expiring = await makeLink(owner);
+      await db().updateTable('verification_links').set({ expires_at: new Date(Date.now() - 1000) }).where('public_id', '=', expiring.id).execute();
+      for (const res of [await visit(expiring.url), await start(expiring.url)]) {
+        expect(res.statusCode).toBe(410);
+        expect(res.body).toContain('This verification link has expired');
+      }
+
+      const disabled = await makeLink(owner);
+      await portal(t.app, owner.owner, { method: 'POST', url: `/api/orgs/${owner.org.id}/links/${disabled.id}/disable` });
+      for (const res of [await visit(disabled.url), await start(disabled.url)]) {
+        expect(res.statusCode).toBe(410);
+        expect(res.body).toContain('This verification link has been turned off');
+      }
+      expect(await sessionsOf(owner.org.id)).toHaveLength(1);
+
+      for (const path of ['/l/AAAAAAAAAAAAAAAAAAAAAA', '/l/short', `/l/${'x'.repeat(300)}`, '/l', '/l/']) {
+        const res = await t.app.inject({ method: 'GET', url: path });
+        expect(res.statusCode, path).toBe(404);
+        expect(res.body).toContain('This verification link does not exist');
+      }
+      expect((await t.app.inject({ method: 'POST', url: '/l/AAAAAAAAAAAAAAAAAAAAAA', headers: { origin: ORIGIN } })).statusCode).toBe(404);
+    });
+
+    it('a live link whose wallet cannot cover a session says so and starts none', async () => {
+      const owner = await portalOrg(db(), { fund: 0 });
+      const link = await makeLink(owner, {}, 'live');
+      const res = await start(link.url);
+      expect(res.statusCode).toBe(503);
+      expect(res.body).toContain('Verification is not available right now');
+      expect(res.body).not.toContain('TEST MODE');
+      expect(await sessionsOf(owner.org.id)).toEqual([]);
+    });
+
+    it('refuses a start posted from another site', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner);
+      const res = await start(link.url, freshAddress(), { origin: 'https://evil.example' });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toContain('Open the link itself to start');
+      const nullOrigin = await start(link.url, freshAddress(), { origin: 'null', 'sec-fetch-site': 'cross-site' });
+      expect(nullOrigin.statusCode).toBe(403);
+      expect(await sessionsOf(owner.org.id)).toEqual([]);
+      expect((await start(link.url, freshAddress(), { 'sec-fetch-site': 'same-origin', origin: 'null' })).statusCode).toBe(303);
+    });
+
+    it('limits starts per client address per link, with a page and Retry-After', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 100 });
+      const other = await makeLink(owner, { sessionLimit: 100 });
+      const ip = freshAddress();
+      for (let i = 0; i < LINK_STARTS_PER_ADDRESS; i++) expect((await start(link.url, ip)).statusCode).toBe(303);
+      const limited = await start(link.url, ip);
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+      expect(limited.body).toContain('Too many tries');
+      expect(await sessionsOf(owner.org.id)).toHaveLength(LINK_STARTS_PER_ADDRESS);
+      // Another link from the same address, and the same link from another address, still start.
+      expect((await start(other.url, ip)).statusCode).toBe(303);
+      expect((await start(link.url)).statusCode).toBe(303);
+    });
+
+    it('concurrent visits never start more sessions than the limit', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 5 });
+      const answers = await Promise.all(Array.from({ length: 24 }, () => start(link.url)));
+      const statuses = answers.map((res) => res.statusCode);
+      expect(statuses.filter((status) => status === 303)).toHaveLength(5);
+      expect(statuses.filter((status) => status === 410)).toHaveLength(19);
+      expect(await sessionsOf(owner.org.id)).toHaveLength(5);
+      const row = await db().selectFrom('verification_links').select(['sessions_started', 'session_limit']).where('public_id', '=', link.id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ sessions_started: 5, session_limit: 5 });
+    });
+  });
+});
