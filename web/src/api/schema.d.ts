@@ -646,6 +646,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgId}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verification sessions of the mode, newest first, ID numbers masked
+         * @description Unfiltered, the total is exact; with status or q it counts up to 10,000 (totalCapped says when there are more).
+         */
+        get: operations["portalListVerificationSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One verification session: its steps, ID found (masked), liveness attempts with their challenges, scores, reasons in plain English and webhook deliveries */
+        get: operations["portalGetVerificationSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/sessions/{id}/attempts/{attempt}/frames/{position}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One liveness frame of a session, blurred (default) or, for owners, admins and developers, as taken; a frame as taken is written to the access log */
+        get: operations["portalGetVerificationSessionFrame"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgId}/lookups": {
         parameters: {
             query?: never;
@@ -1726,6 +1780,84 @@ export interface paths {
         };
         /** The sandbox outbox: test-mode messages to guarantors and employers, newest first (never sent to anyone) */
         get: operations["portalListSandboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mode's verification links, newest first, with sessions started and their limit */
+        get: operations["portalListLinks"];
+        put?: never;
+        /**
+         * Create a verification link of the mode: a public URL (and QR code) where each visitor can start a session
+         * @description Every problem of the body is named in one 400. An account whose risk level needs applicant details on each session cannot make links. Audited.
+         */
+        post: operations["portalCreateLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/links/{linkId}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a verification link off: visitors see a page saying so and no session starts; sessions already started go on
+         * @description Audited when it changes something; asking twice is not an error.
+         */
+        post: operations["portalDisableLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/links/{linkId}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a verification link back on (it still stops at its expiry and limit)
+         * @description Audited when it changes something; asking twice is not an error.
+         */
+        post: operations["portalEnableLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/links/{linkId}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sessions a verification link started, newest first: id, reference, status and when */
+        get: operations["portalListLinkSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5135,6 +5267,507 @@ export interface operations {
             };
             /** @description Error, style A */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalListVerificationSessions: {
+        parameters: {
+            query?: {
+                /** @description Whose data: test (default) or live */
+                mode?: "test" | "live";
+                /** @description Only sessions in this state (in_progress includes those not opened yet) */
+                status?: "in_progress" | "verified" | "failed" | "expired" | "cancelled";
+                /** @description The start of a reference, or a session id (ses_…) */
+                q?: string;
+                /** @description Rows per page, 1 to 100 */
+                limit?: number;
+                /** @description Rows to skip; with status or q, at most 10000 */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The session id (ses_…) */
+                            id: string;
+                            reference: string;
+                            /**
+                             * @description The session’s state: created (not opened yet), in_progress, verified, failed, expired or cancelled
+                             * @enum {string}
+                             */
+                            status: "created" | "in_progress" | "verified" | "failed" | "expired" | "cancelled";
+                            /** @description Where it waits or why it ended, in plain English */
+                            subStatus: string;
+                            /** @description The ID type and masked number found or prefilled, and the prefilled name; empty when none yet */
+                            subject: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was created
+                             */
+                            createdAt: string;
+                            endedAt: string | null;
+                        }[];
+                        /** @description How many rows match, counted up to 10000 */
+                        total: number;
+                        /** @description True when more than 10000 rows match (total is then 10000) */
+                        totalCapped: boolean;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetVerificationSession: {
+        parameters: {
+            query?: {
+                /** @description Whose data: test (default) or live */
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                /** @description The session id (ses_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        reference: string;
+                        /**
+                         * @description The session’s state: created (not opened yet), in_progress, verified, failed, expired or cancelled
+                         * @enum {string}
+                         */
+                        status: "created" | "in_progress" | "verified" | "failed" | "expired" | "cancelled";
+                        /** @description status.status of the API record */
+                        statusText: string;
+                        /** @description status.subStatus of the API record */
+                        subStatus: string;
+                        /** @description subStatus in plain English */
+                        subStatusText: string;
+                        /**
+                         * Format: date-time
+                         * @description When it was created
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description When its link stops working
+                         */
+                        expiresAt: string;
+                        endedAt: string | null;
+                        /** @description Personal data removed by retention or an erasure */
+                        anonymised: boolean;
+                        requestedChecks: {
+                            liveness: boolean;
+                            faceMatch: boolean;
+                        };
+                        idTypes: string[];
+                        /** @description Kobo charged at completion (0 in test mode and until completed) */
+                        price: number;
+                        identity: {
+                            idType: string;
+                            idTypeText: string;
+                            /** @description Masked: first three and last two characters */
+                            idNumber: string;
+                            /** @description Name, date of birth and gender the registry holds; no photo */
+                            facts: {
+                                label: string;
+                                value: string;
+                            }[];
+                        } | null;
+                        /** @description What your backend prefilled (number masked) */
+                        prefilled: {
+                            label: string;
+                            value: string;
+                        }[];
+                        consent: {
+                            acceptedAt: string;
+                            textVersion: string;
+                        } | null;
+                        idCheck: {
+                            passed: boolean;
+                            tries: number;
+                            fieldMatches: {
+                                firstname: boolean;
+                                lastname: boolean;
+                                dob: boolean;
+                            } | null;
+                            reasons: {
+                                /** @description The closed code (docs/sessions.md) */
+                                code: string;
+                                /** @description The code in plain English */
+                                text: string;
+                            }[];
+                        } | null;
+                        liveness: {
+                            passed: boolean;
+                            attempts: number;
+                            scores: {
+                                antispoof: number;
+                                live: number;
+                                consistency: number;
+                            } | null;
+                            reasons: {
+                                /** @description The closed code (docs/sessions.md) */
+                                code: string;
+                                /** @description The code in plain English */
+                                text: string;
+                            }[];
+                            simulated: boolean;
+                        } | null;
+                        faceMatch: {
+                            passed: boolean;
+                            matchScore: number | null;
+                            matchingThreshold: number;
+                            maxScore: number;
+                            reasons: {
+                                /** @description The closed code (docs/sessions.md) */
+                                code: string;
+                                /** @description The code in plain English */
+                                text: string;
+                            }[];
+                            simulated: boolean;
+                        } | null;
+                        /** @description Why the session failed, expired or was cancelled */
+                        reasons: {
+                            /** @description The closed code (docs/sessions.md) */
+                            code: string;
+                            /** @description The code in plain English */
+                            text: string;
+                        }[];
+                        steps: {
+                            /** @enum {string} */
+                            step: "created" | "opened" | "consent" | "id" | "liveness" | "face_match" | "verified" | "failed" | "expired" | "cancelled";
+                            at: string | null;
+                            title: string;
+                            detail: string;
+                        }[];
+                        attempts: {
+                            number: number;
+                            /** @enum {string} */
+                            status: "open" | "processing" | "passed" | "failed";
+                            /**
+                             * Format: date-time
+                             * @description When the challenges were handed out
+                             */
+                            createdAt: string;
+                            submittedAt: string | null;
+                            decidedAt: string | null;
+                            challenges: {
+                                /** @description turn_left, turn_right, look_up or blink */
+                                challenge: string;
+                                text: string;
+                                passed: boolean | null;
+                                atMs: number | null;
+                            }[];
+                            reasons: {
+                                /** @description The closed code (docs/sessions.md) */
+                                code: string;
+                                /** @description The code in plain English */
+                                text: string;
+                            }[];
+                            scores: {
+                                antispoof: number;
+                                live: number;
+                                consistency: number;
+                            } | null;
+                            cpuMs: number | null;
+                            frames: {
+                                position: number;
+                                /** @description When it was taken, ms after the first frame */
+                                atMs: number;
+                                /** @description False once retention deleted the image (its hash stays) */
+                                stored: boolean;
+                                /** @description The frame compared with the registry photo */
+                                frontal: boolean;
+                            }[];
+                        }[];
+                        /** @description The caller’s role may open frames unblurred */
+                        canRevealFrames: boolean;
+                        /** @description The webhook events this session caused, newest first (up to 50) */
+                        deliveries: {
+                            id: number;
+                            /** @description The event type, e.g. address.completed */
+                            type: string;
+                            /** @enum {string} */
+                            status: "pending" | "delivered" | "failed";
+                            attempts: number;
+                            lastStatusCode: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the event was queued
+                             */
+                            createdAt: string;
+                            deliveredAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetVerificationSessionFrame: {
+        parameters: {
+            query?: {
+                /** @description Whose data: test (default) or live */
+                mode?: "test" | "live";
+                /** @description blurred (default): a 16-pixel-wide rendering scaled up, in which nobody can be recognised; full: the frame itself (owner, admin or developer; written to the access log) */
+                view?: "blurred" | "full";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                /** @description The session id (ses_…) */
+                id: string;
+                /** @description The attempt’s number (1, 2, 3) */
+                attempt: string;
+                /** @description The frame’s position in the attempt, from 0 */
+                position: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JPEG */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Blob;
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12274,6 +12907,629 @@ export interface operations {
                             text: string;
                             /** @description The respondent's single-use page: open it to answer the test verification as the respondent would */
                             link: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalListLinks: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description vl_... */
+                            id: string;
+                            name: string;
+                            mode: "test" | "live";
+                            /** @description The public link to share (and encode in the QR code): ${PUBLIC_URL}/l/<code> */
+                            url: string;
+                            idTypes: ("BVN" | "NIN" | "VNIN" | "DRIVERS_LICENSE")[];
+                            checks: {
+                                liveness: boolean;
+                                faceMatch: boolean;
+                            };
+                            redirectUrl: string | null;
+                            referencePrefix: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            sessionLimit: number;
+                            sessionsStarted: number;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            disabledAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
+                            status: "active" | "disabled" | "expired" | "full";
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalCreateLink: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Seen by your team only */
+                    name: string;
+                    /** @description BVN, NIN, VNIN, DRIVERS_LICENSE; all four when absent */
+                    idTypes?: string[];
+                    checks?: {
+                        liveness?: boolean;
+                        faceMatch?: boolean;
+                    };
+                    redirectUrl?: string;
+                    /** @description How many sessions the link may start in all (1 to 100,000) */
+                    sessionLimit: number;
+                    /** @description When the link stops starting sessions: ISO 8601 with a time zone, within 366 days */
+                    expiresAt: string;
+                    referencePrefix?: string;
+                    /** @description Copied to each session (with verificationLink: the link id); not for personal data */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description vl_... */
+                        id: string;
+                        name: string;
+                        mode: "test" | "live";
+                        /** @description The public link to share (and encode in the QR code): ${PUBLIC_URL}/l/<code> */
+                        url: string;
+                        idTypes: ("BVN" | "NIN" | "VNIN" | "DRIVERS_LICENSE")[];
+                        checks: {
+                            liveness: boolean;
+                            faceMatch: boolean;
+                        };
+                        redirectUrl: string | null;
+                        referencePrefix: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        sessionLimit: number;
+                        sessionsStarted: number;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        disabledAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalDisableLink: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description vl_... */
+                        id: string;
+                        name: string;
+                        mode: "test" | "live";
+                        /** @description The public link to share (and encode in the QR code): ${PUBLIC_URL}/l/<code> */
+                        url: string;
+                        idTypes: ("BVN" | "NIN" | "VNIN" | "DRIVERS_LICENSE")[];
+                        checks: {
+                            liveness: boolean;
+                            faceMatch: boolean;
+                        };
+                        redirectUrl: string | null;
+                        referencePrefix: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        sessionLimit: number;
+                        sessionsStarted: number;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        disabledAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalEnableLink: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description vl_... */
+                        id: string;
+                        name: string;
+                        mode: "test" | "live";
+                        /** @description The public link to share (and encode in the QR code): ${PUBLIC_URL}/l/<code> */
+                        url: string;
+                        idTypes: ("BVN" | "NIN" | "VNIN" | "DRIVERS_LICENSE")[];
+                        checks: {
+                            liveness: boolean;
+                            faceMatch: boolean;
+                        };
+                        redirectUrl: string | null;
+                        referencePrefix: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        sessionLimit: number;
+                        sessionsStarted: number;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        disabledAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalListLinkSessions: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description ses_... */
+                            id: string;
+                            reference: string;
+                            status: "created" | "in_progress" | "verified" | "failed" | "expired" | "cancelled";
                             /** Format: date-time */
                             createdAt: string;
                         }[];
