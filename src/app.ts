@@ -226,7 +226,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(endUserRoutes, { flow: sessionFlow, perAddress: config.rateLimits.perAddress });
 
   // The end user's side of verification sessions: the hosted flow's page and the web SDK.
-  await app.register(hostedFlowRoutes, { imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });
+  await app.register(hostedFlowRoutes, { db: database.db, store: fileStore, imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });
 
   // The customer portal's JSON API (the web app under / calls it with a session cookie).
   app.addHook('onRequest', checkOrigin(config));

@@ -22,6 +22,7 @@ import { consoleDeliveryRoutes } from '../console/delivery-routes.js';
 import { consoleFundingRoutes } from '../console/funding-routes.js';
 import { consoleOrganizationRoutes } from '../console/organization-routes.js';
 import { consoleRoutes } from '../console/routes.js';
+import { consoleSessionRoutes } from '../console/session-routes.js';
 import { fieldRoutes } from '../field/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -189,7 +190,7 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   const mail = new PeopleMail(db, config, app.log);
   app.addHook('onClose', () => mail.close());
   const areaOptions: AreaOptions = { db, config, urls, lookups, respondents, guarantors, store, fieldSources, mail };
-  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes, consoleAccessLogRoutes, sandboxRoutes]) {
+  for (const area of [authRoutes, teamRoutes, accessRoutes, keyRoutes, webhookRoutes, verificationRoutes, billingRoutes, consoleRoutes, consoleFundingRoutes, consoleDeliveryRoutes, consoleAuditRoutes, consoleOrganizationRoutes, fieldRoutes, consoleAgentRoutes, consoleRetentionRoutes, consoleAccessLogRoutes, consoleSessionRoutes, sandboxRoutes]) {
     await app.register(area, areaOptions);
   }
   // Verification links (src/sessions/links; docs/sessions.md, "Verification links").

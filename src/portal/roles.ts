@@ -16,11 +16,12 @@ export type Permission =
   | 'billing.fund'
   | 'access.request'
   | 'team.read'
-  | 'team.manage';
+  | 'team.manage'
+  | 'branding.manage';
 
 const VIEWER: readonly Permission[] = ['org.read', 'webhooks.read', 'verifications.read', 'billing.read', 'team.read'];
 const DEVELOPER: readonly Permission[] = [...VIEWER, 'secrets.test.read', 'secrets.roll', 'webhooks.manage', 'verifications.write'];
-const ADMIN: readonly Permission[] = [...DEVELOPER, 'billing.fund', 'access.request', 'team.manage'];
+const ADMIN: readonly Permission[] = [...DEVELOPER, 'billing.fund', 'access.request', 'team.manage', 'branding.manage'];
 
 export const PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   owner: new Set(ADMIN),

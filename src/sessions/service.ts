@@ -41,6 +41,12 @@ export function hostedUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/verify/${token}`;
 }
 
+/** The organization's default redirect (set in the portal: docs/sessions.md, "Branding"), for a session created without one. */
+async function defaultRedirectUrl(db: Kysely<DB>, orgId: string): Promise<string | null> {
+  const row = await db.selectFrom('organization_branding').select('default_redirect_url').where('org_id', '=', orgId).executeTakeFirst();
+  return row?.default_redirect_url ?? null;
+}
+
 export interface Caller extends Scope {
   riskLevel: RiskLevel;
   consentRequired: boolean;
@@ -69,6 +75,7 @@ export async function createSession(
   const clientSecret = generators.clientSecret();
   return db.transaction().execute(async (trx) => {
     if (await referenceTaken(trx, scope, checked.reference)) throw duplicate(checked.reference);
+    const redirectUrl = checked.redirectUrl ?? (await defaultRedirectUrl(trx, scope.orgId));
     const seq = await nextSequence(trx, scope, SESSION_SEQUENCE);
     let row: SessionRow;
     try {
@@ -85,7 +92,7 @@ export async function createSession(
           metadata: JSON.stringify(checked.metadata),
           check_liveness: checked.liveness,
           check_face_match: checked.faceMatch,
-          redirect_url: checked.redirectUrl,
+          redirect_url: redirectUrl,
           ...consentColumns(checked.consent),
           created_at: now,
           expires_at: new Date(now.getTime() + checked.expiresInMinutes * 60_000),

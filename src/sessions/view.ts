@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { maskIdentifier } from '../identities/lookups.js';
+import { logoPath } from '../portal/branding/service.js';
 import type { DB, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { ID_TYPE_RULES } from './input.js';
 import { MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS } from './liveness.js';
@@ -38,7 +39,11 @@ export interface EndUserView {
 }
 
 export interface OrganizationFacts {
+  /** The name the person sees: the branding's display name, else the organization's. */
   name: string;
+  /** The branding's logo (its path on this server) and colour, null until set in the portal. */
+  logoPath: string | null;
+  colour: string | null;
   riskLevel: RiskLevel;
   payloadType: PayloadType;
   /** Days the organization keeps photos (its retention setting), when it set one. */
@@ -49,10 +54,18 @@ export async function organizationFacts(db: Kysely<DB>, orgId: string): Promise<
   const org = await db
     .selectFrom('organizations as o')
     .leftJoin('retention_settings as r', 'r.org_id', 'o.id')
-    .select(['o.name', 'o.risk_level', 'o.payload_type', 'r.photo_days'])
+    .leftJoin('organization_branding as b', 'b.org_id', 'o.id')
+    .select(['o.name', 'o.risk_level', 'o.payload_type', 'r.photo_days', 'b.display_name', 'b.logo_file_id', 'b.colour'])
     .where('o.id', '=', orgId)
     .executeTakeFirstOrThrow();
-  return { name: org.name, riskLevel: org.risk_level, payloadType: org.payload_type, photoDays: org.photo_days ?? null };
+  return {
+    name: org.display_name ?? org.name,
+    logoPath: org.logo_file_id ? logoPath(org.logo_file_id) : null,
+    colour: org.colour ?? null,
+    riskLevel: org.risk_level,
+    payloadType: org.payload_type,
+    photoDays: org.photo_days ?? null,
+  };
 }
 
 /** How long the organization's frames are kept: FRAME_RETENTION_DAYS, or its photo period when shorter. */
@@ -106,8 +119,8 @@ export function buildView(row: SessionRow, org: OrganizationFacts, attempts: rea
     sessionId: row.public_id,
     status: row.status,
     step: stepOf(row, attempts, now),
-    // Branding (logo, colour) is the portal's to set; until an organization has it, the page uses its own.
-    organization: { name: org.name, logoUrl: null, colour: null },
+    // Set in the portal (docs/sessions.md, "Branding"); until then the page uses its own colour and no logo.
+    organization: { name: org.name, logoUrl: org.logoPath, colour: org.colour },
     testMode: row.mode === 'test',
     idTypes: row.id_types,
     idTypeDetails: row.id_types.map((type) => ({ type, label: ID_TYPE_RULES[type].label, hint: ID_TYPE_RULES[type].hint })),

@@ -12,7 +12,11 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** A host that can appear in a CSP source expression as it is: letters, digits, dots, hyphens, or an IPv6 literal. */
 const PLAIN_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/;
 
-export type Framing = { kind: 'none' } | { kind: 'embed'; origin: string } | { kind: 'refused'; reason: string };
+/**
+ * `not_allowed`: a well-formed SDK request from an origin outside the organization's allowed list.
+ * That origin may frame only a page that says so (and tells the SDK why); never the flow.
+ */
+export type Framing = { kind: 'none' } | { kind: 'embed'; origin: string } | { kind: 'refused'; reason: string } | { kind: 'not_allowed'; origin: string };
 
 /**
  * An origin a page may embed the flow from: `https://host[:port]` exactly as browsers serialise it
@@ -38,4 +42,14 @@ export function framingFor(token: string, query: { embed?: unknown; origin?: unk
   const origin = typeof query.origin === 'string' ? embeddableOrigin(query.origin) : null;
   if (!origin) return { kind: 'refused', reason: 'origin must be the embedding page\'s https origin' };
   return { kind: 'embed', origin };
+}
+
+/**
+ * The organization's allow-list (set in the portal, docs/sdk.md "Allowed origins") applied to an
+ * SDK request: an empty list keeps the rule above (the origin the SDK names), a non-empty one
+ * admits only the origins it holds, exactly.
+ */
+export function applyAllowedOrigins(framing: Framing, allowed: readonly string[]): Framing {
+  if (framing.kind !== 'embed' || allowed.length === 0 || allowed.includes(framing.origin)) return framing;
+  return { kind: 'not_allowed', origin: framing.origin };
 }

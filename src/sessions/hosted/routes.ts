@@ -4,7 +4,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { framingFor, type Framing } from './embedding.js';
+import type { Kysely } from 'kysely';
+import { isFileId, type FileStore } from '../../files/store.js';
+import type { DB } from '../../platform/db/schema.js';
+import { findLogo } from '../../portal/branding/service.js';
+import { sessionByTokenHash } from '../repository.js';
+import { CLIENT_SECRET_PREFIX, hashToken, isTokenShaped } from '../tokens.js';
+import { applyAllowedOrigins, framingFor, type Framing } from './embedding.js';
 
 /**
  * The hosted verification flow's pages: `GET /verify/:token` (the session's `url`, or its client
@@ -15,6 +21,9 @@ import { framingFor, type Framing } from './embedding.js';
  */
 
 export interface HostedFlowOptions {
+  db: Kysely<DB>;
+  /** Where organizations' logos are (the file store). */
+  store: FileStore;
   /** Origins (besides Vouch's own) organizations' logos may load from: the S3 store's. */
   imageOrigins?: string[];
   /** web/verify/dist by default. */
@@ -56,8 +65,25 @@ const REFUSED_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><meta
 
 const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Vouch</title><p>The verification page is not built: run <code>npm run build</code>, then reload.</p></html>`;
 
+/**
+ * The shell told that its frame's origin is not among the organization's allowed ones: the page
+ * then shows that, tells the SDK (onError ORIGIN_NOT_ALLOWED) and never loads the session.
+ */
+function refusedShell(shell: Buffer): string {
+  return shell.toString('utf8').replace('<main id="app">', '<main id="app" data-refused="origin">');
+}
+
+/** The allowed origins of the organization whose session a client secret opens; none for an unknown token. */
+async function allowedOriginsFor(db: Kysely<DB>, token: string): Promise<string[]> {
+  if (!token.startsWith(CLIENT_SECRET_PREFIX) || !isTokenShaped(token)) return [];
+  const found = await sessionByTokenHash(db, hashToken(token));
+  if (!found) return [];
+  const row = await db.selectFrom('organization_branding').select('allowed_origins').where('org_id', '=', found.row.org_id).executeTakeFirst();
+  return row?.allowed_origins ?? [];
+}
+
 function sendPage(reply: FastifyReply, status: number, body: string | Buffer, framing: Framing, imageOrigins: string[]) {
-  const embedded = framing.kind === 'embed';
+  const embedded = framing.kind === 'embed' || framing.kind === 'not_allowed';
   if (embedded) reply.raw.removeHeader('x-frame-options');
   return reply
     .status(status)
@@ -69,17 +95,35 @@ function sendPage(reply: FastifyReply, status: number, body: string | Buffer, fr
     .send(body);
 }
 
-export async function hostedFlowRoutes(app: FastifyInstance, { imageOrigins = [], root = hostedFlowDir() }: HostedFlowOptions): Promise<void> {
+export async function hostedFlowRoutes(app: FastifyInstance, { db, store, imageOrigins = [], root = hostedFlowDir() }: HostedFlowOptions): Promise<void> {
   const shellFile = path.join(root, 'index.html');
   const shell = existsSync(shellFile) ? await readFile(shellFile) : null;
   // Token in the path: request lines are logged only at warn and above, like the respondents' links.
   const quiet = { logLevel: 'warn' as const, schema: { hide: true } };
 
   app.get<{ Params: { token: string }; Querystring: Record<string, unknown> }>('/verify/:token', quiet, async (request, reply) => {
-    const framing = framingFor(request.params.token, request.query);
+    let framing = framingFor(request.params.token, request.query);
     if (framing.kind === 'refused') return sendPage(reply, 400, REFUSED_PAGE, framing, imageOrigins);
+    if (framing.kind === 'embed') framing = applyAllowedOrigins(framing, await allowedOriginsFor(db, request.params.token));
     if (!shell) return sendPage(reply, 503, NOT_BUILT_PAGE, framing, imageOrigins);
+    if (framing.kind === 'not_allowed') return sendPage(reply, 403, refusedShell(shell), framing, imageOrigins);
     return sendPage(reply, 200, shell, framing, imageOrigins);
+  });
+
+  // Organizations' logos (set in the portal): by the file's random id, only while it is some
+  // organization's logo, so no other stored file can be read here. The id changes with every upload.
+  app.get<{ Params: { id: string } }>('/verify/logos/:id', { schema: { hide: true } }, async (request, reply) => {
+    const logo = isFileId(request.params.id) ? await findLogo(db, store, request.params.id) : undefined;
+    if (!logo) return reply.status(404).type('application/json; charset=utf-8').send({ status: 'error', message: 'Not found', code: 'NOT_FOUND_ERROR' });
+    return reply
+      .headers({
+        'content-type': logo.contentType,
+        'cache-control': 'public, max-age=86400, immutable',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; sandbox",
+        'cross-origin-resource-policy': 'same-origin',
+      })
+      .send(logo.bytes);
   });
 
   const notFound = async (_request: unknown, reply: FastifyReply) =>

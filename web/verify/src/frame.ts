@@ -5,6 +5,7 @@
  */
 import type { View } from './api.js';
 import { h } from './dom.js';
+import type { Embedding } from './embed.js';
 
 export type StepName = 'consent' | 'id' | 'selfie' | 'result';
 
@@ -19,13 +20,23 @@ export function stepsOf(view: View): StepName[] {
   return steps;
 }
 
-/** `#rrggbb` only; anything else keeps Vouch's own colour. */
+const DARK_TEXT = '#111418';
+
+function luminance(colour: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+
+/**
+ * `#rrggbb` only; anything else keeps Vouch's own colour. White or near-black text, whichever
+ * contrasts more (the server refuses colours on which neither reaches 4.5:1: src/portal/branding/colour.ts).
+ */
 function brandColour(colour: string | null): { brand: string; onBrand: string } | null {
   if (!colour || !/^#[0-9a-f]{6}$/i.test(colour)) return null;
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
-  const luminance = 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
-  // White text on dark colours, near-black on light ones (the higher WCAG contrast of the two).
-  return { brand: colour, onBrand: (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) ? '#111418' : '#ffffff' };
+  const brand = luminance(colour);
+  const onWhite = 1.05 / (brand + 0.05);
+  const onDark = (brand + 0.05) / (luminance(DARK_TEXT) + 0.05);
+  return { brand: colour, onBrand: onWhite >= onDark ? '#ffffff' : DARK_TEXT };
 }
 
 function logo(view: View): HTMLImageElement | null {
@@ -106,4 +117,22 @@ export class Frame {
   get element(): HTMLElement {
     return this.root;
   }
+}
+
+/**
+ * The page the server serves when the website framing it is not among the organization's allowed
+ * origins: it says so, tells the SDK why (onError ORIGIN_NOT_ALLOWED), and loads nothing.
+ */
+export function refuseOrigin(frame: Frame, embedded: Embedding | null): void {
+  const message = 'This website is not allowed to show this verification.';
+  embedded?.post({ type: 'vouch.error', sessionId: null, code: 'ORIGIN_NOT_ALLOWED', message: `${message} Add its origin to the allowed origins in the Vouch portal.` });
+  document.title = 'Cannot be shown here';
+  frame.footerWith();
+  frame.show(
+    null,
+    null,
+    h('h1', null, 'Cannot be shown here'),
+    h('p', null, message),
+    h('p', null, 'Open the verification link you were sent directly, or ask the organization that asked you to verify for help.'),
+  );
 }

@@ -7,7 +7,7 @@ import './style.css';
 import { createClient } from './api.js';
 import { embedding } from './embed.js';
 import { Flow } from './flow.js';
-import { Frame } from './frame.js';
+import { Frame, refuseOrigin } from './frame.js';
 
 function tokenFrom(path: string): string {
   const match = /^\/verify\/([^/?#]+)/.exec(path);
@@ -21,6 +21,12 @@ if (root) {
   embedded?.post({ type: 'vouch.ready' });
   // Room at the top for the SDK's close button.
   if (embedded) document.documentElement.classList.add('embedded');
-  const flow = new Flow(createClient(tokenFrom(location.pathname)), new Frame(root), embedded);
-  void flow.start();
+  if (root.dataset.refused === 'origin') {
+    // The server refused this website's origin (the organization's allowed list): say so here and
+    // to the SDK, and never load the session.
+    refuseOrigin(new Frame(root), embedded);
+  } else {
+    const flow = new Flow(createClient(tokenFrom(location.pathname)), new Frame(root), embedded);
+    void flow.start();
+  }
 }
