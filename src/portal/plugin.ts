@@ -27,6 +27,7 @@ import { fieldRoutes } from '../field/routes.js';
 import { accessRoutes } from './access/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { billingRoutes } from './billing/routes.js';
+import { brandingRoutes } from './branding/routes.js';
 import { requireSession, sessionOf } from './guard.js';
 import { keyRoutes } from './keys/routes.js';
 import { linkRoutes } from './links/routes.js';
@@ -195,4 +196,6 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   }
   // Verification links (src/sessions/links; docs/sessions.md, "Verification links").
   await app.register(linkRoutes, areaOptions);
+  // The verification flow's branding and session defaults (docs/sessions.md, "Branding").
+  await app.register(brandingRoutes, areaOptions);
 }
