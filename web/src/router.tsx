@@ -5,6 +5,7 @@ import { fieldRoutes } from './field/routes';
 import { accountRoutes } from './portal/account/routes';
 import { authRoutes } from './portal/auth/routes';
 import { billingRoutes } from './portal/billing/routes';
+import { brandingRoutes } from './portal/branding/routes';
 import { developerRoutes } from './portal/developers/routes';
 import { PortalLayout } from './portal/layout';
 import { teamRoutes } from './portal/team/routes';
@@ -40,6 +41,7 @@ const routeTree = rootRoute.addChildren([
     ...verificationRoutes(portalRoute),
     ...billingRoutes(portalRoute),
     ...teamRoutes(portalRoute),
+    ...brandingRoutes(portalRoute),
     ...accountRoutes(portalRoute),
   ]),
 ]);

@@ -1771,6 +1771,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/sessions/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Verification sessions in aggregate over a window: outcomes, pass rate, failure reasons ranked, per organization, each against the window before */
+        get: operations["consoleSessionSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgId}/sandbox/messages": {
         parameters: {
             query?: never;
@@ -1849,6 +1866,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgId}/links/{linkId}/qr.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The link's QR code as a PNG to download (1024 pixels square), for posters and print */
+        get: operations["portalGetLinkQrPng"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgId}/links/{linkId}/sessions": {
         parameters: {
             query?: never;
@@ -1861,6 +1895,48 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The hosted verification flow's branding (name, logo, colour) and session defaults (redirect, allowed embedding origins) */
+        get: operations["portalGetBranding"];
+        /**
+         * Change the display name, colour, default redirect and allowed embedding origins (owners and admins)
+         * @description A field left out keeps its value; null or blank clears it. Every problem is named in one 400 (each part starts with its field). Audited: what changed, before and after.
+         */
+        put: operations["portalSetBranding"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/branding/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the logo: a PNG, JPEG or WebP (never SVG) of at most 2 MB, re-encoded to at most 512 px without its metadata
+         * @description JSON with the file base64-encoded (the portal API takes JSON only, its CSRF defence). The type is read from the bytes, not the name.
+         */
+        put: operations["portalSetBrandingLogo"];
+        post?: never;
+        /** Remove the logo: the flow shows the name alone */
+        delete: operations["portalRemoveBrandingLogo"];
         options?: never;
         head?: never;
         patch?: never;
@@ -12870,6 +12946,166 @@ export interface operations {
             };
         };
     };
+    consoleSessionSummary: {
+        parameters: {
+            query?: {
+                /** @description The last 24 hours, 7 days (default) or 30 days */
+                window?: "24h" | "7d" | "30d";
+                /** @description Only this organization (its id) */
+                orgId?: string;
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        window: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /**
+                         * Format: date-time
+                         * @description The window before starts here and ends at from
+                         */
+                        previousFrom: string;
+                        orgId: string | null;
+                        mode: ("test" | "live") | null;
+                        totals: {
+                            /** @description Sessions created in the window */
+                            sessions: number;
+                            /** @description Of those, still open (not opened yet, or under way) */
+                            inProgress: number;
+                            verified: number;
+                            failed: number;
+                            expired: number;
+                            cancelled: number;
+                            passRate: number | null;
+                            /** @description Liveness attempts decided in the window */
+                            attemptsDecided: number;
+                            /** @description Of those, failed */
+                            attemptsFailed: number;
+                            previousPassRate: number | null;
+                            previousSessions: number;
+                        };
+                        /** @description Failure reasons, most frequent first */
+                        reasons: {
+                            /** @description The closed code (docs/sessions.md) */
+                            code: string;
+                            /** @description The code in plain English */
+                            text: string;
+                            /** @description Sessions created in the window that ended with it */
+                            sessions: number;
+                            /** @description Liveness attempts decided in the window that failed with it */
+                            attempts: number;
+                            /** @description The same in the window before */
+                            previousSessions: number;
+                            /** @description The same in the window before */
+                            previousAttempts: number;
+                        }[];
+                        /** @description Per organization, the busiest first (at most 100) */
+                        organizations: {
+                            orgId: string;
+                            orgName: string;
+                            /** @description Sessions created in the window */
+                            sessions: number;
+                            /** @description Of those, still open (not opened yet, or under way) */
+                            inProgress: number;
+                            verified: number;
+                            failed: number;
+                            expired: number;
+                            cancelled: number;
+                            passRate: number | null;
+                            /** @description Liveness attempts decided in the window */
+                            attemptsDecided: number;
+                            /** @description Of those, failed */
+                            attemptsFailed: number;
+                            previousPassRate: number | null;
+                            reasons: {
+                                /** @description The closed code (docs/sessions.md) */
+                                code: string;
+                                /** @description The code in plain English */
+                                text: string;
+                                /** @description Sessions created in the window that ended with it */
+                                sessions: number;
+                                /** @description Liveness attempts decided in the window that failed with it */
+                                attempts: number;
+                                /** @description The same in the window before */
+                                previousSessions: number;
+                                /** @description The same in the window before */
+                                previousAttempts: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
     portalListSandboxMessages: {
         parameters: {
             query: {
@@ -13035,6 +13271,8 @@ export interface operations {
                             disabledAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
+                            qrCode: string;
                             /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
                             status: "active" | "disabled" | "expired" | "full";
                         }[];
@@ -13183,6 +13421,8 @@ export interface operations {
                         disabledAt: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
+                        qrCode: string;
                         /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
                         status: "active" | "disabled" | "expired" | "full";
                     };
@@ -13304,6 +13544,8 @@ export interface operations {
                         disabledAt: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
+                        qrCode: string;
                         /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
                         status: "active" | "disabled" | "expired" | "full";
                     };
@@ -13425,9 +13667,106 @@ export interface operations {
                         disabledAt: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
+                        qrCode: string;
                         /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
                         status: "active" | "disabled" | "expired" | "full";
                     };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetLinkQrPng: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description image/png */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Error, style A */
@@ -13550,6 +13889,422 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The name the flow shows: the organization's own unless set */
+                        displayName: string;
+                        /** @description false: displayName is the organization's name */
+                        displayNameSet: boolean;
+                        organizationName: string;
+                        colour: string | null;
+                        textColour: string | null;
+                        contrast: number | null;
+                        logo: {
+                            /** @description Where the flow loads it: /verify/logos/<random id> on this server */
+                            url: string;
+                            contentType: string;
+                            /** @description Bytes after re-encoding */
+                            size: number;
+                            width: number;
+                            height: number;
+                        } | null;
+                        defaultRedirectUrl: string | null;
+                        /** @description Origins that may embed the flow with the web SDK; empty: any origin the SDK names */
+                        allowedOrigins: string[];
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalSetBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    displayName?: string | null;
+                    colour?: string | null;
+                    defaultRedirectUrl?: string | null;
+                    /** @description Up to 20 exact origins (https://host[:port]); [] lets any origin the SDK names embed the flow */
+                    allowedOrigins?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The name the flow shows: the organization's own unless set */
+                        displayName: string;
+                        /** @description false: displayName is the organization's name */
+                        displayNameSet: boolean;
+                        organizationName: string;
+                        colour: string | null;
+                        textColour: string | null;
+                        contrast: number | null;
+                        logo: {
+                            /** @description Where the flow loads it: /verify/logos/<random id> on this server */
+                            url: string;
+                            contentType: string;
+                            /** @description Bytes after re-encoding */
+                            size: number;
+                            width: number;
+                            height: number;
+                        } | null;
+                        defaultRedirectUrl: string | null;
+                        /** @description Origins that may embed the flow with the web SDK; empty: any origin the SDK names */
+                        allowedOrigins: string[];
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalSetBrandingLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The file's bytes, base64 */
+                    image: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The name the flow shows: the organization's own unless set */
+                        displayName: string;
+                        /** @description false: displayName is the organization's name */
+                        displayNameSet: boolean;
+                        organizationName: string;
+                        colour: string | null;
+                        textColour: string | null;
+                        contrast: number | null;
+                        logo: {
+                            /** @description Where the flow loads it: /verify/logos/<random id> on this server */
+                            url: string;
+                            contentType: string;
+                            /** @description Bytes after re-encoding */
+                            size: number;
+                            width: number;
+                            height: number;
+                        } | null;
+                        defaultRedirectUrl: string | null;
+                        /** @description Origins that may embed the flow with the web SDK; empty: any origin the SDK names */
+                        allowedOrigins: string[];
+                        updatedAt: string | null;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalRemoveBrandingLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
                     };
                 };
             };

@@ -11,6 +11,7 @@ const NAV = [
   { to: '/billing', label: 'Usage & billing' },
   { to: '/api-keys', label: 'API keys' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/verification-flow', label: 'Verification flow' },
   { to: '/sandbox-outbox', label: 'Sandbox outbox' },
   { to: '/api-access', label: 'API access' },
   { to: '/team', label: 'Team' },
