@@ -113,3 +113,13 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
  * sensible production limit on purpose. The limiter still runs and counts every request.
  */
 export const NO_RATE_LIMITS: Env = { VOUCH_RATE_LIMIT: '100000000', VOUCH_RATE_LIMIT_PER_ADDRESS: '100000000' };
+
+/**
+ * Node's own CPU profiler for a server under load: with `BENCH_CPU_PROF=DIR`, the server writes a
+ * `.cpuprofile` into DIR when it stops (open it in Chrome DevTools, or summarise it with
+ * `node bench/lib/top-functions.mjs FILE`). Put before the script in the server's arguments.
+ */
+export function profilerArgs(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dir = env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}

@@ -5,7 +5,7 @@ import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, type LoadRequest, type LoadSummary } from '../lib/load.js';
-import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { lastJsonLine, NO_RATE_LIMITS, profilerArgs, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
 import { bvnImportLines, syntheticBvn } from '../lib/synthetic.js';
@@ -53,7 +53,7 @@ async function startServers(context: BenchContext, { databaseUrl }: Prepared): P
   const vouch = await startServer({
     name: 'vouch',
     command: process.execPath,
-    args: [context.vouchMain, 'serve'],
+    args: [...profilerArgs(), context.vouchMain, 'serve'],
     cwd: context.root,
     env: { ...env, ...NO_RATE_LIMITS, LOG_LEVEL: 'warn', VOUCH_DEMO: 'off' },
   });
