@@ -14,5 +14,6 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
     lazyPage(parent, '/deliveries', () => import('./DeliveriesPage'), 'DeliveriesPage'),
     lazyPage(parent, '/audit', () => import('./AuditLogPage'), 'AuditLogPage'),
     lazyPage(parent, '/access-log', () => import('./AccessLogPage'), 'AccessLogPage'),
+    lazyPage(parent, '/sessions', () => import('./SessionsPage'), 'SessionsPage'),
   ];
 }

@@ -9,6 +9,7 @@ import { PageHeader } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, useMode } from '../context';
 import { StatusPill, useCompact } from './parts';
+import { SessionsList } from './SessionsList';
 import { isKind, KINDS, LOOKUP_TYPE_LABELS, lookupTypeLabel, OUTCOME_LABELS, STATUS_LABELS, type ExplorerStatus, type Kind, type LookupOutcome, type LookupType } from './labels';
 
 const LIMIT = 20;
@@ -41,7 +42,7 @@ export function VerificationsPage() {
   const [mode] = useMode();
   const search = useSearch({ strict: false }) as { tab?: unknown };
   const navigate = useNavigate();
-  const tab = isKind(search.tab) ? search.tab : 'lookups';
+  const tab = isKind(search.tab) || search.tab === 'sessions' ? search.tab : 'lookups';
   const setTab = (value: string | null) => void navigate({ to: '/verifications', search: (value && value !== 'lookups' ? { tab: value } : {}) as never, replace: true });
   return (
     <Stack gap="lg">
@@ -64,6 +65,7 @@ export function VerificationsPage() {
       <Tabs value={tab} onChange={setTab} keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="lookups">Identity lookups</Tabs.Tab>
+          <Tabs.Tab value="sessions">Sessions</Tabs.Tab>
           {KINDS.map((k) => (
             <Tabs.Tab key={k.value} value={k.value}>
               {k.tab}
@@ -72,6 +74,9 @@ export function VerificationsPage() {
         </Tabs.List>
         <Tabs.Panel value="lookups" pt="md">
           <LookupList />
+        </Tabs.Panel>
+        <Tabs.Panel value="sessions" pt="md">
+          <SessionsList />
         </Tabs.Panel>
         {KINDS.map((k) => (
           <Tabs.Panel key={k.value} value={k.value} pt="md">

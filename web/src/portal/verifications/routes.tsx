@@ -9,6 +9,7 @@ export function verificationRoutes(parent: PortalRoute): AnyRoute[] {
     page('/verifications', () => import('./VerificationsPage'), 'VerificationsPage'),
     page('/verifications/new/address', () => import('./NewVerificationPages'), 'NewAddressPage'),
     page('/verifications/new/guarantor', () => import('./NewVerificationPages'), 'NewGuarantorPage'),
+    page('/verifications/sessions/$id', () => import('./SessionDetailPage'), 'SessionDetailPage'),
     page('/verifications/$kind/$id', () => import('./DetailPage'), 'DetailPage'),
   ];
 }
