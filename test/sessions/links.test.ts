@@ -7,7 +7,7 @@ import { addMember, ORIGIN, portal, portalOrg, portalUser, type PortalOrg } from
 
 const inAMonth = () => new Date(Date.now() + 30 * 86_400_000).toISOString();
 const LINK_KEYS = [
-  'id', 'name', 'mode', 'url', 'idTypes', 'checks', 'redirectUrl', 'referencePrefix', 'metadata', 'sessionLimit', 'sessionsStarted', 'expiresAt', 'disabledAt', 'createdAt', 'status',
+  'id', 'name', 'mode', 'url', 'idTypes', 'checks', 'redirectUrl', 'referencePrefix', 'metadata', 'sessionLimit', 'sessionsStarted', 'expiresAt', 'disabledAt', 'createdAt', 'status', 'qrCode',
 ].sort();
 
 let address = 0;
@@ -73,6 +73,14 @@ describe('verification links', () => {
         disabledAt: null,
         status: 'active',
       });
+      expect(link.qrCode).toMatch(/^data:image\/svg\+xml;base64,/);
+      expect(Buffer.from(link.qrCode.split(',')[1], 'base64').toString()).toContain('<svg');
+      const png = await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links/${link.id}/qr.png` });
+      expect(png.statusCode).toBe(200);
+      expect(png.headers['content-type']).toBe('image/png');
+      expect(png.headers['content-disposition']).toBe(`attachment; filename="verification-link-${link.id}.png"`);
+      expect(png.rawPayload.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect((await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links/${link.id}/qr.png?mode=live` })).statusCode).toBe(404);
       const list = await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links?mode=test` });
       expect(list.statusCode).toBe(200);
       expect(list.json()).toMatchObject({ total: 1, limit: 20, offset: 0, data: [{ id: link.id, url: link.url, sessionsStarted: 0, sessionLimit: 50 }] });

@@ -8,6 +8,7 @@ import { billingRoutes } from './portal/billing/routes';
 import { brandingRoutes } from './portal/branding/routes';
 import { developerRoutes } from './portal/developers/routes';
 import { PortalLayout } from './portal/layout';
+import { linkRoutes } from './portal/links/routes';
 import { teamRoutes } from './portal/team/routes';
 import { verificationRoutes } from './portal/verifications/routes';
 
@@ -39,6 +40,7 @@ const routeTree = rootRoute.addChildren([
   portalRoute.addChildren([
     ...developerRoutes(portalRoute),
     ...verificationRoutes(portalRoute),
+    ...linkRoutes(portalRoute),
     ...billingRoutes(portalRoute),
     ...teamRoutes(portalRoute),
     ...brandingRoutes(portalRoute),

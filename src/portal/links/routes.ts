@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import { logSessionAccess } from '../../access-log/service.js';
 import { checkCreateLink, createLink, findLink, linkNotFound, listLinks, renderLink, setLinkDisabled, type LinkView } from '../../sessions/links/service.js';
@@ -27,6 +28,7 @@ const Link = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   disabledAt: Nullable(Type.String({ format: 'date-time' })),
   createdAt: Type.String({ format: 'date-time' }),
+  qrCode: Type.String({ description: "The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png)" }),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired'), Type.Literal('full')], {
     description: 'What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so',
   }),
@@ -64,6 +66,12 @@ function audited(view: LinkView) {
   return rest;
 }
 
+/** A link as the portal shows it: with its QR code, an SVG drawn here (nothing leaves for a third-party service). */
+async function withQrCode(view: LinkView) {
+  const svg = await QRCode.toString(view.url, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+  return { ...view, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
+}
+
 /**
  * Verification links in the portal (docs/sessions.md, "Verification links"): list (anyone who reads
  * verifications), create, disable and enable (owners, admins, developers: `verifications.write`).
@@ -74,6 +82,7 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
   const signedIn = requireSession(db);
   const member = (personId: string): Actor => ({ kind: 'member', personId });
   const view = (row: LinkRow) => renderLink(row, config.publicUrl);
+  const shown = (row: LinkRow) => withQrCode(view(row));
 
   app.get(
     '/orgs/:orgId/links',
@@ -92,7 +101,7 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
     async (request) => {
       const paging = { limit: request.query.limit ?? 20, offset: request.query.offset ?? 0 };
       const { rows, total } = await listLinks(db, { orgId: request.member.orgId, mode: modeOf(request.query) }, paging);
-      return { data: rows.map(view), total, ...paging };
+      return { data: await Promise.all(rows.map(shown)), total, ...paging };
     },
   );
 
@@ -122,7 +131,7 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
         await audit(trx, { orgId: scope.orgId, actor: member(request.portal.person.id), action: 'link.created', target: `${scope.mode} link ${row.public_id}`, after: audited(rendered) });
         return rendered;
       });
-      return reply.status(201).send(created);
+      return reply.status(201).send(await withQrCode(created));
     },
   );
 
@@ -162,11 +171,37 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
               after: { disabledAt: changed.after.disabled_at?.toISOString() ?? null },
             });
           }
-          return view(changed.after);
-        });
+          return changed.after;
+        }).then(shown);
       },
     );
   }
+
+  app.get(
+    '/orgs/:orgId/links/:linkId/qr.png',
+    {
+      preValidation: [requireMemberSession(db, 'verifications.read')],
+      schema: {
+        tags,
+        operationId: 'portalGetLinkQrPng',
+        summary: "The link's QR code as a PNG to download (1024 pixels square), for posters and print",
+        security: sessionSecurity,
+        params: LinkParams,
+        querystring: ModeOnly,
+        response: { 200: Type.Any({ description: 'image/png' }), ...portalErrors(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const link = await findLink(db, { orgId: request.member.orgId, mode: modeOf(request.query) }, request.params.linkId);
+      if (!link) throw linkNotFound();
+      const png = await QRCode.toBuffer(view(link).url, { type: 'png', width: 1024, margin: 2, errorCorrectionLevel: 'M' });
+      return reply
+        .type('image/png')
+        .header('cache-control', 'no-store')
+        .header('content-disposition', `attachment; filename="verification-link-${link.public_id}.png"`)
+        .send(png);
+    },
+  );
 
   app.get(
     '/orgs/:orgId/links/:linkId/sessions',

@@ -1,0 +1,108 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
+import { addMember, portalOrg, portalUser, type PortalOrg, type PortalUser } from '../helpers/portal.js';
+import { noOverflow } from './verify-helpers.js';
+
+/**
+ * Verification links in a browser at phone width: an owner creates a link in the portal (after
+ * the form has shown the server's field error), sees its QR code and link, and a person who opens
+ * the link presses Start verification and reaches the hosted flow's first screen; the portal then
+ * counts the session and lists it; turned off, the link shows its plain page. A viewer only looks.
+ * With VOUCH_SCREENSHOTS=1, screenshots land in docs/images/links-*.png.
+ */
+let web: WebContext;
+let made: PortalOrg;
+
+beforeAll(async () => {
+  web = await buildWebContext();
+  made = await portalOrg(web.database.db);
+}, 90_000);
+afterAll(async () => {
+  await web?.close();
+});
+
+async function signedIn(user: PortalUser): Promise<{ context: BrowserContext; page: Page }> {
+  const opened = await web.newPage({ phone: true });
+  const [name, value] = user.cookie.split('=') as [string, string];
+  await opened.context.addCookies([{ name, value, url: web.baseUrl, httpOnly: true, sameSite: 'Lax' }]);
+  return opened;
+}
+
+describe('verification links in the portal and on a phone', () => {
+  it('creates a link with its QR code; opening it starts a session that reaches the hosted flow; the portal counts it', { timeout: 120_000 }, async () => {
+    const { page } = await signedIn(made.owner);
+    const errors = watchErrors(page);
+    await page.goto('/links');
+    await page.getByRole('heading', { name: 'Verification links' }).waitFor();
+    await page.getByText('No links yet').waitFor();
+
+    // The server's field error shows under its field.
+    await page.getByLabel(/^Name/).fill('Market day, Kano');
+    await page.getByLabel('Redirect URL (optional)').fill('ftp://example.com/after');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByText(/redirectUrl must be an absolute http\(s\) URL/).waitFor();
+    expect(await page.getByRole('region', { name: /^Link / }).count()).toBe(0);
+
+    await page.getByLabel('Redirect URL (optional)').fill('');
+    await page.getByLabel(/^Session limit/).fill('2');
+    await page.getByLabel('Reference prefix (optional)').fill('kano');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    const card = page.getByRole('region', { name: 'Link Market day, Kano' });
+    await card.waitFor();
+    const qr = card.getByRole('img', { name: 'QR code of the link Market day, Kano' });
+    await qr.waitFor();
+    expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await card.getByText('0 of 2 sessions started', { exact: false }).isVisible()).toBe(true);
+    const url = await card.getByRole('textbox', { name: 'Link to share' }).inputValue();
+    expect(url).toMatch(new RegExp(`^${web.baseUrl}/l/[A-Za-z0-9_-]{22}$`));
+    expect(await card.getByRole('link', { name: 'Download PNG' }).getAttribute('href')).toContain('/qr.png?mode=test');
+    await noOverflow(page);
+    await screenshot(page, 'links-portal');
+
+    // Someone opens the link on their phone.
+    const visitor = await web.newPage({ phone: true });
+    const visitorErrors = watchErrors(visitor.page);
+    await visitor.page.goto(url);
+    await visitor.page.getByRole('heading', { name: `Verify your identity for ${made.org.name}` }).waitFor();
+    await noOverflow(visitor.page);
+    await screenshot(visitor.page, 'links-start');
+    await visitor.page.getByRole('button', { name: 'Start verification' }).click();
+    await visitor.page.waitForURL(/\/verify\/[A-Za-z0-9_-]{43}$/);
+    await visitor.page.getByRole('heading', { name: /needs to confirm your identity/ }).waitFor();
+    await visitor.page.getByRole('button', { name: 'I agree, continue' }).waitFor();
+    expect(visitorErrors).toEqual([]);
+
+    const sessions = await web.database.db.selectFrom('verification_sessions').select(['reference', 'link_id']).where('org_id', '=', made.org.id).execute();
+    expect(sessions).toEqual([{ reference: expect.stringMatching(/^kano-[0-9a-f]{12}$/), link_id: expect.any(Number) }]);
+
+    // The portal counts it and lists it.
+    await page.reload();
+    await card.getByText('1 of 2 sessions started', { exact: false }).waitFor();
+    await card.getByRole('button', { name: 'Sessions (1)' }).click();
+    const table = card.getByRole('table', { name: 'Sessions started from Market day, Kano' });
+    await table.getByRole('cell', { name: sessions[0]!.reference }).waitFor();
+
+    // Turned off: the link says so and starts nothing.
+    await card.getByRole('button', { name: 'Turn off' }).click();
+    await card.getByText('turned off').waitFor();
+    await visitor.page.goto(url);
+    await visitor.page.getByRole('heading', { name: 'This verification link has been turned off' }).waitFor();
+    expect(await visitor.page.getByRole('button', { name: 'Start verification' }).count()).toBe(0);
+    await noOverflow(visitor.page);
+    await screenshot(visitor.page, 'links-turned-off');
+    // The one refused create (the bad redirect URL) is the only failed request.
+    expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  });
+
+  it('a viewer sees the links but no form and no Turn off button', { timeout: 60_000 }, async () => {
+    const viewer = await portalUser(web.database.db);
+    await addMember(web.database.db, made.org.id, viewer.personId, 'viewer');
+    const { page } = await signedIn(viewer);
+    await page.goto('/links');
+    await page.getByText('Owners, admins and developers create and turn off links').waitFor();
+    await page.getByRole('region', { name: 'Link Market day, Kano' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create link' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Turn (on|off)$/ }).count()).toBe(0);
+  });
+});

@@ -1,0 +1,317 @@
+import { Alert, Anchor, Badge, Button, Card, Checkbox, Group, Image, NumberInput, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, errorMessage, unwrap } from '../../api/client';
+import type { operations } from '../../api/schema';
+import { formatDateTime, StatusBadge } from '../../components/format';
+import { CopyField, PageHeader, Pager } from '../../components/layout-parts';
+import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
+import { fieldError, formError } from '../auth/form-errors';
+import { useCurrentOrg, useMode, type Mode } from '../context';
+
+type Link = operations['portalListLinks']['responses'][200]['content']['application/json']['data'][number];
+type IdType = Link['idTypes'][number];
+
+const PAGE = 10;
+const ID_TYPES: { value: IdType; label: string }[] = [
+  { value: 'BVN', label: 'BVN' },
+  { value: 'NIN', label: 'NIN' },
+  { value: 'VNIN', label: 'Virtual NIN' },
+  { value: 'DRIVERS_LICENSE', label: "Driver's licence" },
+];
+const FIELDS = ['name', 'idTypes', 'checks', 'redirectUrl', 'sessionLimit', 'expiresAt', 'referencePrefix', 'metadata'] as const;
+
+const keys = {
+  links: (orgId: string, mode: Mode) => ['links', orgId, mode] as const,
+  sessions: (orgId: string, mode: Mode, linkId: string) => ['links', orgId, mode, linkId, 'sessions'] as const,
+};
+
+/** yyyy-mm-dd, `days` from today (the date field's value). */
+function dateIn(days: number): string {
+  const date = new Date(Date.now() + days * 86_400_000);
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+}
+
+/** The end of the chosen day on this device's clock, as the server wants it (ISO with a zone). */
+function endOfDay(date: string): string {
+  const parsed = new Date(`${date}T23:59:59`);
+  return Number.isNaN(parsed.getTime()) ? date : parsed.toISOString();
+}
+
+const STATUS_WORDS: Record<Link['status'], string> = { active: 'active', disabled: 'turned off', expired: 'expired', full: 'used up' };
+
+export function LinksPage() {
+  const { orgId, can } = useCurrentOrg();
+  const [mode] = useMode();
+  const [offset, setOffset] = useState(0);
+  const links = useQuery({
+    queryKey: [...keys.links(orgId, mode), offset],
+    queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/links', { params: { path: { orgId }, query: { mode, limit: PAGE, offset } } })),
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <Stack gap="lg">
+      <PageHeader
+        title="Verification links"
+        description={
+          <>
+            Share a link or its QR code, no code needed: each person who opens it and presses <b>Start verification</b> gets a new <b>{mode}</b> verification session, until
+            the link's limit or expiry. Sessions are charged when they complete, as for sessions your backend creates.
+          </>
+        }
+      />
+      {can('verifications.write') ? (
+        <CreateForm key={`${orgId}-${mode}`} mode={mode} />
+      ) : (
+        <Alert color="gray" role="note">
+          Owners, admins and developers create and turn off links; your role can see them.
+        </Alert>
+      )}
+      <Stack gap="sm">
+        <Title order={2} size="h4">
+          Your {mode} links
+        </Title>
+        {links.isPending ? (
+          <LoadingState label="Loading your links…" />
+        ) : links.isError ? (
+          <ErrorAlert error={links.error} onRetry={() => void links.refetch()} />
+        ) : links.data.total === 0 ? (
+          <EmptyState title="No links yet">Create a link above to share it by message, on a poster or on your website.</EmptyState>
+        ) : (
+          <>
+            {links.data.data.map((link) => (
+              <LinkCard key={link.id} link={link} mode={mode} />
+            ))}
+            <Pager offset={offset} limit={PAGE} total={links.data.total} onChange={setOffset} />
+          </>
+        )}
+      </Stack>
+    </Stack>
+  );
+}
+
+function CreateForm({ mode }: { mode: Mode }) {
+  const { orgId } = useCurrentOrg();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const [idTypes, setIdTypes] = useState<string[]>(ID_TYPES.map((t) => t.value));
+  const [liveness, setLiveness] = useState(true);
+  const [faceMatch, setFaceMatch] = useState(true);
+  const [sessionLimit, setSessionLimit] = useState<number | string>(100);
+  const [expires, setExpires] = useState(dateIn(30));
+  const [redirectUrl, setRedirectUrl] = useState('');
+  const [referencePrefix, setReferencePrefix] = useState('');
+  const create = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST('/api/orgs/{orgId}/links', {
+          params: { path: { orgId }, query: { mode } },
+          body: {
+            name,
+            idTypes,
+            checks: { liveness, faceMatch: liveness && faceMatch },
+            sessionLimit: typeof sessionLimit === 'number' ? sessionLimit : Number(sessionLimit),
+            expiresAt: endOfDay(expires),
+            ...(redirectUrl.trim() ? { redirectUrl: redirectUrl.trim() } : {}),
+            ...(referencePrefix.trim() ? { referencePrefix: referencePrefix.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (link) => {
+      setName('');
+      notifications.show({ color: 'teal', message: `Link "${link.name}" created: share it or its QR code below.` });
+      void queryClient.invalidateQueries({ queryKey: keys.links(orgId, mode) });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  const general = formError(create.error, FIELDS);
+  return (
+    <Card withBorder component="form" noValidate onSubmit={submit} aria-label="Create a verification link">
+      <Stack>
+        <Title order={2} size="h4">
+          Create a {mode} link
+        </Title>
+        {general && (
+          <Alert color="red" role="alert">
+            {general}
+          </Alert>
+        )}
+        <TextInput label="Name" description="Only your team sees it, e.g. Agent onboarding, Kano" value={name} onChange={(e) => setName(e.currentTarget.value)} error={fieldError(create.error, 'name')} required maxLength={100} />
+        <Checkbox.Group label="ID types allowed" value={idTypes} onChange={setIdTypes} error={fieldError(create.error, 'idTypes')}>
+          <Group mt={6} gap="md">
+            {ID_TYPES.map((type) => (
+              <Checkbox key={type.value} value={type.value} label={type.label} />
+            ))}
+          </Group>
+        </Checkbox.Group>
+        <Stack gap={6}>
+          <Switch label="Liveness check (a short selfie video)" checked={liveness} onChange={(e) => setLiveness(e.currentTarget.checked)} />
+          <Switch
+            label="Face match with the ID's registry photo"
+            checked={liveness && faceMatch}
+            disabled={!liveness}
+            onChange={(e) => setFaceMatch(e.currentTarget.checked)}
+            error={fieldError(create.error, 'checks')}
+          />
+        </Stack>
+        <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
+          <NumberInput
+            label="Session limit"
+            description="Sessions the link may start in all"
+            value={sessionLimit}
+            onChange={setSessionLimit}
+            min={1}
+            max={100000}
+            allowDecimal={false}
+            error={fieldError(create.error, 'sessionLimit')}
+            miw={200}
+          />
+          <TextInput label="Expires on" description="The link stops at the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(create.error, 'expiresAt')} miw={200} />
+        </Group>
+        <TextInput
+          label="Redirect URL (optional)"
+          description="Where the person goes after the verification"
+          placeholder="https://example.com/verified"
+          value={redirectUrl}
+          onChange={(e) => setRedirectUrl(e.currentTarget.value)}
+          error={fieldError(create.error, 'redirectUrl')}
+        />
+        <TextInput
+          label="Reference prefix (optional)"
+          description="Each session's reference becomes this prefix, a dash and a random part"
+          value={referencePrefix}
+          onChange={(e) => setReferencePrefix(e.currentTarget.value)}
+          error={fieldError(create.error, 'referencePrefix')}
+          maxLength={40}
+        />
+        <Group>
+          <Button type="submit" loading={create.isPending}>
+            Create link
+          </Button>
+        </Group>
+      </Stack>
+    </Card>
+  );
+}
+
+function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
+  const { orgId, can } = useCurrentOrg();
+  const queryClient = useQueryClient();
+  const [showSessions, setShowSessions] = useState(false);
+  const toggle = useMutation({
+    mutationFn: () =>
+      unwrap(
+        link.disabledAt
+          ? api.POST('/api/orgs/{orgId}/links/{linkId}/enable', { params: { path: { orgId, linkId: link.id }, query: { mode } } })
+          : api.POST('/api/orgs/{orgId}/links/{linkId}/disable', { params: { path: { orgId, linkId: link.id }, query: { mode } } }),
+      ),
+    onSuccess: (changed) => {
+      notifications.show({ color: 'teal', message: changed.disabledAt ? `"${changed.name}" is turned off.` : `"${changed.name}" is turned on.` });
+      void queryClient.invalidateQueries({ queryKey: keys.links(orgId, mode) });
+    },
+  });
+  const fileName = `verification-link-${link.id}`;
+  return (
+    <Card withBorder component="section" aria-label={`Link ${link.name}`}>
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap" gap="xs">
+          <Title order={3} size="h5">
+            {link.name}
+          </Title>
+          <StatusBadge status={STATUS_WORDS[link.status]} />
+        </Group>
+        <Group align="flex-start" wrap="wrap" gap="lg">
+          <Stack gap={4} align="center">
+            <Image src={link.qrCode} alt={`QR code of the link ${link.name}`} w={160} h={160} radius="sm" />
+            <Group gap="xs">
+              <Anchor href={link.qrCode} download={`${fileName}.svg`} size="sm">
+                Download SVG
+              </Anchor>
+              <Anchor href={`/api/orgs/${orgId}/links/${link.id}/qr.png?mode=${mode}`} download={`${fileName}.png`} size="sm">
+                Download PNG
+              </Anchor>
+            </Group>
+          </Stack>
+          <Stack gap={6} style={{ flex: '1 1 240px', minWidth: 0 }}>
+            <CopyField label="Link to share" value={link.url} />
+            <Text size="sm">
+              <b>{link.sessionsStarted}</b> of {link.sessionLimit} sessions started · expires {formatDateTime(link.expiresAt)}
+            </Text>
+            <Text size="sm" c="dimmed">
+              {link.idTypes.join(', ')} · {link.checks.liveness ? (link.checks.faceMatch ? 'liveness and face match' : 'liveness') : 'ID lookup only'}
+              {link.referencePrefix ? ` · references ${link.referencePrefix}-…` : ''}
+              {link.redirectUrl ? ` · then to ${link.redirectUrl}` : ''}
+            </Text>
+            {toggle.error && (
+              <Alert color="red" role="alert">
+                {errorMessage(toggle.error)}
+              </Alert>
+            )}
+            <Group gap="xs">
+              <Button variant="light" size="xs" onClick={() => setShowSessions((shown) => !shown)} aria-expanded={showSessions}>
+                {showSessions ? 'Hide sessions' : `Sessions (${link.sessionsStarted})`}
+              </Button>
+              {can('verifications.write') && (
+                <Button variant="default" size="xs" color={link.disabledAt ? undefined : 'red'} loading={toggle.isPending} onClick={() => toggle.mutate()}>
+                  {link.disabledAt ? 'Turn on' : 'Turn off'}
+                </Button>
+              )}
+              {link.status === 'active' && <Badge variant="outline" color="gray">{mode}</Badge>}
+            </Group>
+          </Stack>
+        </Group>
+        {showSessions && <LinkSessions link={link} mode={mode} />}
+      </Stack>
+    </Card>
+  );
+}
+
+function LinkSessions({ link, mode }: { link: Link; mode: Mode }) {
+  const { orgId } = useCurrentOrg();
+  const [offset, setOffset] = useState(0);
+  const sessions = useQuery({
+    queryKey: [...keys.sessions(orgId, mode, link.id), offset],
+    queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/links/{linkId}/sessions', { params: { path: { orgId, linkId: link.id }, query: { mode, limit: PAGE, offset } } })),
+    placeholderData: keepPreviousData,
+  });
+  if (sessions.isPending) return <LoadingState label="Loading the link's sessions…" />;
+  if (sessions.isError) return <ErrorAlert error={sessions.error} onRetry={() => void sessions.refetch()} />;
+  if (sessions.data.total === 0) return <Text size="sm">No one has started a verification from this link yet.</Text>;
+  return (
+    <Stack gap="xs">
+      <Table.ScrollContainer minWidth={360}>
+        <Table aria-label={`Sessions started from ${link.name}`} verticalSpacing="xs">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Session</Table.Th>
+              <Table.Th>Reference</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Started</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {sessions.data.data.map((session) => (
+              <Table.Tr key={session.id}>
+                <Table.Td>
+                  <Text size="sm" ff="monospace">
+                    {session.id}
+                  </Text>
+                </Table.Td>
+                <Table.Td>{session.reference}</Table.Td>
+                <Table.Td>
+                  <StatusBadge status={session.status === 'created' ? 'not started' : session.status} />
+                </Table.Td>
+                <Table.Td>{formatDateTime(session.createdAt)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      <Pager offset={offset} limit={PAGE} total={sessions.data.total} onChange={setOffset} />
+    </Stack>
+  );
+}
