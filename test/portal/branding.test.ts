@@ -88,7 +88,8 @@ describe('the branding settings API', () => {
       displayName: '  Kolo   Microfinance ',
       colour: '#0A3D91',
       defaultRedirectUrl: 'https://kolo.example.com/kyc/done?from=vouch',
-      allowedOrigins: ['https://kolo.example.com', 'https://app.kolo.example.com:8443', 'https://kolo.example.com'],
+      // Written as browsers write them (lower case), each once.
+      allowedOrigins: ['https://kolo.example.com', 'https://app.kolo.example.com:8443', 'HTTPS://Kolo.Example.com', ' '],
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({

@@ -139,7 +139,8 @@ function checkOrigins(values: string[], problems: Problems): string[] | undefine
   for (const value of values) {
     const trimmed = value.trim();
     if (trimmed === '') continue;
-    const origin = embeddableOrigin(trimmed.toLowerCase() === trimmed ? trimmed : trimmed.toLowerCase());
+    // Scheme and host are case-insensitive; browsers send them in lower case.
+    const origin = embeddableOrigin(trimmed.toLowerCase());
     if (!origin) bad.push(trimmed.slice(0, 100));
     else if (!out.includes(origin)) out.push(origin);
   }
