@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redactUrl } from '../../src/platform/logging.js';
 import { LINK_STARTS_PER_ADDRESS } from '../../src/sessions/links/public-routes.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { addMember, ORIGIN, portal, portalOrg, portalUser, type PortalOrg } from '../helpers/portal.js';
@@ -260,6 +261,18 @@ describe('verification links', () => {
       expect(await sessionsOf(owner.org.id)).toEqual([]);
     });
 
+    it("a disabled organization's link says verification is not available and starts nothing", async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner);
+      await db().updateTable('organizations').set({ enabled: false }).where('id', '=', owner.org.id).execute();
+      for (const res of [await visit(link.url), await start(link.url)]) {
+        expect(res.statusCode).toBe(503);
+        expect(res.body).toContain('Verification is not available right now');
+        expect(res.body).not.toContain('Start verification');
+      }
+      expect(await sessionsOf(owner.org.id)).toEqual([]);
+    });
+
     it('refuses a start posted from another site', async () => {
       const owner = await portalOrg(db());
       const link = await makeLink(owner);
@@ -286,6 +299,12 @@ describe('verification links', () => {
       // Another link from the same address, and the same link from another address, still start.
       expect((await start(other.url, ip)).statusCode).toBe(303);
       expect((await start(link.url)).statusCode).toBe(303);
+    });
+
+    it('the log redacts a link code wherever a URL or message holds one', () => {
+      expect(redactUrl('/l/gA-8uxgMulRhrZJgk9jbiA')).toBe('/l/[redacted]');
+      expect(redactUrl('/l/gA-8uxgMulRhrZJgk9jbiA?utm_source=poster')).toBe('/l/[redacted]?[redacted]');
+      expect(redactUrl('/%6C/gA-8uxgMulRhrZJgk9jbiA')).toBe('/l/[redacted]');
     });
 
     it('concurrent visits never start more sessions than the limit', async () => {
