@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
-import { chargeUsage, coversPrice, recordUsage, type Billable } from '../platform/billing.js';
+import { chargeUsage, recordUsage, type Billable } from '../platform/billing.js';
 import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { heldKey } from '../platform/idempotency.js';
 import { metrics } from '../platform/metrics.js';
-import { WalletCharger } from '../platform/wallet-charger.js';
+import { CoverChecks, WalletCharger } from '../platform/wallet-charger.js';
 import { recordLookupConsent, type Consent } from '../consent/consent.js';
 import type { Registry } from './registry/registry.js';
 
@@ -106,12 +106,14 @@ function traced(registry: Registry, defaultSource: string, noCache: boolean): { 
 
 export class IdentityLookups {
   private readonly charger: WalletCharger;
+  private readonly coverChecks: CoverChecks;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly registries: Record<Mode, Registry>,
   ) {
     this.charger = new WalletCharger(db);
+    this.coverChecks = new CoverChecks(db);
   }
 
   registry(mode: Mode): Registry {
@@ -135,7 +137,7 @@ export class IdentityLookups {
     const work = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
     const key = heldKey();
     const paidFor = key?.committed === true;
-    if (!paidFor && !(await coversPrice(this.db, work))) {
+    if (!paidFor && !(await this.coverChecks.covers(work))) {
       const usageId = await recordUsage(this.db, work, 'insufficient_funds');
       if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
       count('insufficient_funds');

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { countCharge, recordUsage, type UsageInput, type UsageResult } from './billing.js';
+import { countCharge, coversPrice, recordUsage, type UsageInput, type UsageResult } from './billing.js';
 import type { DB } from './db/schema.js';
 
 interface PendingCharge {
@@ -81,4 +81,52 @@ async function chargeBatch(db: Kysely<DB>, orgId: string, batch: PendingCharge[]
     )`.execute(db);
   if (rows.length !== batch.length) throw new Error(`charged ${rows.length} of ${batch.length} for ${orgId}`);
   return rows.map((row) => ({ usageId: Number(row.usage_id), paid: row.paid, price: Number(row.price) }));
+}
+
+interface WaitingCheck {
+  resolve(covered: boolean): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The pre-work wallet check of identity lookups (`coversPrice`), shared by concurrent requests of
+ * one organization and price type: while one check's statement runs, the checks that arrive wait
+ * and are answered together by the next statement, which starts after every one of them arrived.
+ * So each answer reads a balance at least as recent as its request (the guarantee of one SELECT
+ * per request, which the existence-oracle fix needs), while a busy organization pays one round trip
+ * per batch instead of one per lookup. At low load a batch holds one check and nothing waits.
+ */
+export class CoverChecks {
+  private readonly pending = new Map<string, WaitingCheck[]>();
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  covers(work: Pick<UsageInput, 'orgId' | 'mode' | 'billable'>): Promise<boolean> {
+    if (work.mode === 'test') return Promise.resolve(true);
+    const key = `${work.orgId}\u0000${work.billable.type}\u0000${work.billable.defaultPrice}`;
+    return new Promise((resolve, reject) => {
+      const queue = this.pending.get(key);
+      if (queue) {
+        queue.push({ resolve, reject });
+        return;
+      }
+      const started: WaitingCheck[] = [{ resolve, reject }];
+      this.pending.set(key, started);
+      void this.drain(key, started, work);
+    });
+  }
+
+  private async drain(key: string, queue: WaitingCheck[], work: Pick<UsageInput, 'orgId' | 'mode' | 'billable'>): Promise<void> {
+    while (queue.length > 0) {
+      // Everyone waiting now arrived before this statement starts.
+      const batch = queue.splice(0);
+      try {
+        const covered = await coversPrice(this.db, work);
+        for (const check of batch) check.resolve(covered);
+      } catch (error) {
+        for (const check of batch) check.reject(error);
+      }
+    }
+    this.pending.delete(key);
+  }
 }

@@ -1,6 +1,7 @@
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
-import { WalletCharger } from '../../src/platform/wallet-charger.js';
+import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const CHEAP = { type: 'test_cheap', defaultPrice: 1_000 };
@@ -61,3 +62,90 @@ describe('wallet charger', () => {
     expect(await ledgerSum(org.id)).toBe(0);
   });
 });
+
+/** Counts the statements run through it; while `hold` is set, keeps each result until `release()`. */
+class Statements implements KyselyPlugin {
+  count = 0;
+  hold = false;
+  private readonly held: (() => void)[] = [];
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.count += 1;
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
+    return args.result;
+  }
+
+  async untilHeld(): Promise<void> {
+    while (this.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  release(): void {
+    this.hold = false;
+    for (const resolve of this.held.splice(0)) resolve();
+  }
+}
+
+describe('cover checks (the wallet look before an identity lookup)', () => {
+  let database: TestDatabase;
+  let accounts: AccountsService;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    accounts = new AccountsService(database.db);
+  });
+  afterAll(() => database.cleanup());
+
+  it("answers concurrent checks of one organization and price with one statement per batch, never mixing organizations or prices", async () => {
+    const rich = await accounts.create({ name: 'Rich', enabled: true, fund: 5_000 });
+    const poor = await accounts.create({ name: 'Poor', enabled: true, fund: 1_000 });
+    const statements = new Statements();
+    const checks = new CoverChecks(database.db.withPlugin(statements));
+    const live = (orgId: string, billable: typeof CHEAP) => ({ orgId, mode: 'live' as const, billable });
+    const answers = await Promise.all([
+      ...Array.from({ length: 40 }, () => checks.covers(live(rich.id, DEAR))),
+      ...Array.from({ length: 10 }, () => checks.covers(live(poor.id, DEAR))),
+      ...Array.from({ length: 10 }, () => checks.covers(live(poor.id, CHEAP))),
+    ]);
+    expect(answers.slice(0, 40).every(Boolean)).toBe(true);
+    expect(answers.slice(40, 50).some(Boolean)).toBe(false);
+    expect(answers.slice(50).every(Boolean)).toBe(true);
+    // Per key: the first check alone, then everyone who arrived meanwhile together.
+    expect(statements.count).toBe(6);
+    // Test mode asks nothing.
+    expect(await checks.covers({ orgId: poor.id, mode: 'test', billable: DEAR })).toBe(true);
+    expect(statements.count).toBe(6);
+  });
+
+  // PGlite has one session: a statement's answer held on its way back holds the whole database, so
+  // the balance cannot change meanwhile. The embedded database runs one statement at a time anyway.
+  it.skipIf(!process.env.DATABASE_URL)('reads, for every check, a balance at least as recent as the check: one that arrives while a statement runs waits for the next', async () => {
+    const org = await accounts.create({ name: 'Draining', enabled: true, fund: 5_000 });
+    const statements = new Statements();
+    const checks = new CoverChecks(database.db.withPlugin(statements));
+    const work = { orgId: org.id, mode: 'live' as const, billable: DEAR };
+    statements.hold = true;
+    const early = checks.covers(work);
+    // The first statement has read the balance (5,000) and its answer is held on its way back.
+    await statements.untilHeld();
+    await database.db.updateTable('organizations').set({ balance: 0 }).where('id', '=', org.id).execute();
+    const late = checks.covers(work);
+    statements.release();
+    expect(await early).toBe(true);
+    expect(await late).toBe(false);
+    expect(statements.count).toBe(2);
+  });
+
+  it('passes a failed statement to every check waiting on it, and the next check runs afresh', async () => {
+    const org = await accounts.create({ name: 'Gone', enabled: true, fund: 5_000 });
+    const checks = new CoverChecks(database.db);
+    // Not a uuid: the statement fails in the database.
+    const broken = { orgId: 'not-a-uuid', mode: 'live' as const, billable: DEAR };
+    const results = await Promise.allSettled([checks.covers(broken), checks.covers(broken)]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(await checks.covers({ orgId: org.id, mode: 'live', billable: DEAR })).toBe(true);
+  });
+});
+
