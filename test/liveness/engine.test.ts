@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameAnalyzer } from '../../src/identities/liveness/analyzer.js';
 import type { LivenessAttempt, LivenessFrame } from '../../src/identities/liveness/engine.js';
 import { HumanLivenessEngine } from '../../src/identities/liveness/human-engine.js';
+import { decodeFrame } from '../../src/identities/liveness/frames.js';
 import { MemoryPrintStore } from '../../src/identities/liveness/print-store.js';
 import { faceSwapAttacks, otherPersonFrame, registryPhotoAttacks, replayAttack, stillPhotoAttacks, warpedPhotoAttacks } from './attacks.js';
 import { fixtureFrames, loopCapture } from './genuine.js';
 
 // The real models on the committed fixtures (test/fixtures/liveness/README.md): each decision is
-// about 1.5 s of CPU, so this file makes a dozen of them, not the whole measurement (npm run bench -- liveness).
+// about 1.2 s of CPU, so this file makes a dozen of them, not the whole measurement (npm run bench -- liveness).
 const analyzer = new FrameAnalyzer();
 let sequence = 0;
 const engine = (prints = new MemoryPrintStore()) => new HumanLivenessEngine({ prints, analyzer, requireScope: true });
@@ -45,6 +46,22 @@ describe('liveness engine on the real models', { timeout: 120_000 }, () => {
       expect(decision.scores.consistency).toBeGreaterThan(0.7);
       expect(decision.cpuMs).toBeGreaterThan(0);
     }
+  });
+
+  it('follows the face with the mesh between detector frames, describes from the pose pass\'s crops and leaves no tensor behind', async () => {
+    const before = (await analyzer.warmUp()).tensors;
+    const frames = await Promise.all(loopCapture('genuine.mjpeg', 300).map(async (frame) => (await decodeFrame(frame.jpeg, 480))!.small));
+    const result = await analyzer.analyze(frames, (poses) => poses.map((_, index) => index).filter((index) => index % 4 === 0), { iris: true });
+    expect(result.poses.every((pose) => pose.main !== null)).toBe(true);
+    // The detector on frames 0, 3, 6, … (7 of 20), the mesh following the face on the others.
+    expect(result.detected).toBe(7);
+    expect(result.described.map((item) => item.index)).toEqual([0, 4, 8, 12, 16]);
+    for (const item of result.described) {
+      expect(item.embedding).toHaveLength(1024);
+      expect(item.real).toBeGreaterThan(0.5);
+      expect(item.live).toBeGreaterThan(0.5);
+    }
+    expect((await analyzer.warmUp()).tensors).toBe(before);
   });
 
   it('refuses a still photo of the person, the registry photo and a warped photo: CHALLENGE_NOT_MET', async () => {

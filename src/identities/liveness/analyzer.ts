@@ -45,11 +45,13 @@ export interface ModelStatus {
   models: { name: string; url: string }[];
   /** Fetches the model thread refused (anything that tried to reach the network). */
   refusedFetches: number;
+  /** Tensors alive in the model thread (the models' weights and nothing left over from decisions). */
+  tensors: number;
 }
 
 type Reply =
   | ({ id: number } & ModelStatus)
-  | { id: number; poses: FramePose[]; ms: number }
+  | { id: number; poses: FramePose[]; detected: number; ms: number }
   | { id: number; described: (FrameDescription | null)[]; ms: number }
   | { id: number }
   | { id: number; error: string };
@@ -72,23 +74,30 @@ export class FrameAnalyzer {
   private nextId = 1;
   private nextJob = 1;
 
-  constructor(private readonly options: { minFaceScore: number } = { minFaceScore: 0.5 }) {}
+  /** `detectEvery`: the face detector runs on every n-th frame (and wherever the face was lost). */
+  constructor(private readonly options: { minFaceScore: number; detectEvery?: number } = { minFaceScore: 0.5 }) {}
 
   /** Starts the thread and loads every model now; says which models loaded from where. */
   async warmUp(): Promise<ModelStatus> {
     const reply = (await this.send({ type: 'warmUp' })) as { id: number } & ModelStatus;
-    return { backend: reply.backend, models: reply.models, refusedFetches: reply.refusedFetches };
+    return { backend: reply.backend, models: reply.models, refusedFetches: reply.refusedFetches, tensors: reply.tensors };
   }
 
   /**
-   * Face, pose and eyes of every frame (on its small copy), then identity and anti-spoofing scores
-   * of the frames that `choose` picks from the poses (on the larger one). The frames go to the
-   * thread once; `ms` is the thread's CPU time.
+   * Face, pose and eyes of every frame, then identity and anti-spoofing scores of the frames that
+   * `choose` picks from the poses, on the face crops of the pose pass. The frames go to the thread
+   * once. `iris`: run the iris model for the eyes (needed for a blink; the mesh's eyelids
+   * otherwise). `ms` is the thread's CPU time; `detected`, how many frames ran the face detector
+   * (the others followed the face from the frame before).
    */
-  async analyze(frames: { small: RgbFrame; rgb: RgbFrame }[], choose: (poses: FramePose[]) => number[]): Promise<{ poses: FramePose[]; described: FrameDescription[]; ms: number }> {
+  async analyze(
+    frames: RgbFrame[],
+    choose: (poses: FramePose[]) => number[],
+    options: { iris: boolean } = { iris: true },
+  ): Promise<{ poses: FramePose[]; described: FrameDescription[]; detected: number; ms: number }> {
     const job = this.nextJob++;
-    const transfer = frames.flatMap((frame) => [frame.small.pixels.buffer as ArrayBuffer, frame.rgb.pixels.buffer as ArrayBuffer]);
-    const posed = (await this.send({ type: 'pose', job, frames }, transfer)) as { poses: FramePose[]; ms: number };
+    const transfer = frames.map((frame) => frame.pixels.buffer as ArrayBuffer);
+    const posed = (await this.send({ type: 'pose', job, frames, iris: options.iris }, transfer)) as { poses: FramePose[]; detected: number; ms: number };
     let indexes: number[];
     try {
       indexes = choose(posed.poses);
@@ -100,6 +109,7 @@ export class FrameAnalyzer {
     return {
       poses: posed.poses,
       described: described.described.filter((item): item is FrameDescription => item !== null),
+      detected: posed.detected,
       ms: posed.ms + described.ms,
     };
   }
@@ -131,7 +141,7 @@ export class FrameAnalyzer {
     const wasmDir = path.dirname(fromHuman.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore },
+      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 3 },
       resourceLimits: { maxOldGenerationSizeMb: 768 },
     });
     worker.unref();

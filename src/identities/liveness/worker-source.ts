@@ -6,10 +6,19 @@
  * one that refuses, so no model, wasm binary or anything else can come from the network. Every
  * refused fetch is counted and reported (the test for "no network" reads the count).
  *
+ * Where the CPU goes (docs/liveness.md, "CPU"): the face detector (BlazeFace, ~26 ms a frame) and
+ * the identity model (faceres, ~92 ms a face) dominate; the mesh is ~5 ms, the iris model ~10 ms.
+ * So the pose pass runs the detector on the first frame, every DETECT_EVERY-th frame and any frame
+ * where the face was lost, and follows the face with the mesh in between (the box of each frame
+ * comes from the previous frame's mesh, as MediaPipe does); the iris model runs only when the
+ * attempt asks for a blink. The describe pass does not detect again: it runs the identity,
+ * anti-spoofing and liveness models on the face crops the pose pass already cut (human's own
+ * input to them), kept until then.
+ *
  * Protocol (typed on the other side in analyzer.ts):
  *   { id, type: 'warmUp' }                      -> { id, backend, models, refusedFetches }
- *   { id, type: 'pose', job, frames }           -> { id, poses, ms }      ms: this thread's CPU time      frames: [{ small, rgb }], each { pixels, width, height } (RGB, transferred); kept for 'describe'
- *   { id, type: 'describe', job, indexes }      -> { id, described, ms }  then the job's frames are dropped
+ *   { id, type: 'pose', job, frames, iris }     -> { id, poses, detected, ms }  ms: this thread's CPU time; frames: [{ pixels, width, height }] (RGB, transferred); the main face crops are kept for 'describe'
+ *   { id, type: 'describe', job, indexes }      -> { id, described, ms }  then the job's crops are dropped
  *   { id, type: 'release', job }                -> { id }
  * or { id, error } for any of them.
  */
@@ -62,7 +71,8 @@ const human = new Human({
   filter: { enabled: false },
   face: {
     enabled: true,
-    detector: { rotation: false, maxDetected: 3, minConfidence: workerData.minFaceScore, return: false },
+    // return: each face's crop (the mesh's input) comes back with the result, for the describe pass.
+    detector: { rotation: false, maxDetected: 3, minConfidence: workerData.minFaceScore, return: true },
     mesh: { enabled: true },
     iris: { enabled: true },
     attention: off,
@@ -75,10 +85,15 @@ const human = new Human({
   body: off, hand: off, object: off, segmentation: off, gesture: off,
 });
 
-// The pose pass: where the faces are, where the main one looks, how open its eyes are.
-const POSE = { face: { iris: { enabled: true }, description: off, antispoof: off, liveness: off } };
-// The describe pass: who the face is and whether it looks live; the eyes are not needed again.
-const DESCRIBE = { face: { iris: off, description: { enabled: true }, antispoof: { enabled: true }, liveness: { enabled: true } } };
+// The pose pass: where the faces are, where the main one looks, how open its eyes are. DETECT runs
+// the face detector; TRACK follows the faces of the previous frame with the mesh alone: human
+// reuses its boxes when the frame counts as unchanged, which a cacheSensitivity this large makes
+// every frame, and skipFrames/skipTime this large never expire. Only the face module caches
+// here: the models that cache results of their own (identity, anti-spoofing) are off in this pass.
+const FOLLOW = { skipFrames: 1e9, skipTime: 1e12 };
+const DETECT = { cacheSensitivity: 0, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
+const TRACK = { cacheSensitivity: 1e12, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
+const DETECT_EVERY = workerData.detectEvery || 3;
 
 let loaded;
 function load() {
@@ -114,63 +129,125 @@ function cpuNow() {
 
 const jobs = new Map();
 
+function disposeCrops(crops) {
+  for (const crop of crops) if (crop) crop.dispose();
+}
+
+async function detectFrame(frame, config) {
+  const input = toTensor(frame);
+  try {
+    return await human.detect(input, config);
+  } finally {
+    input.dispose();
+  }
+}
+
 async function pose(message) {
   await load();
   const started = cpuNow();
-  jobs.set(message.job, message.frames);
+  const eyes = { iris: { enabled: message.iris === true } };
+  const detect = { ...DETECT, face: { ...DETECT.face, ...eyes } };
+  const track = { ...TRACK, face: { ...TRACK.face, ...eyes } };
   const poses = [];
-  for (const { small: frame } of message.frames) {
-    const input = toTensor(frame);
-    let result;
-    try {
-      result = await human.detect(input, POSE);
-    } finally {
-      input.dispose();
+  const crops = [];
+  let detected = 0;
+  let lost = true;
+  try {
+    for (let index = 0; index < message.frames.length; index++) {
+      const frame = message.frames[index];
+      const detecting = lost || index % DETECT_EVERY === 0;
+      let result = await detectFrame(frame, detecting ? detect : track);
+      if (detecting) detected += 1;
+      else if (result.face.length === 0) {
+        // The mesh lost the face (it moved too far, or another took its place): look again.
+        result = await detectFrame(frame, detect);
+        detected += 1;
+      }
+      const main = result.face.length ? result.face.reduce((best, face) => (area(face) > area(best) ? face : best)) : null;
+      for (const face of result.face) if (face !== main && face.tensor) face.tensor.dispose();
+      crops.push(main && main.tensor ? main.tensor : null);
+      lost = !main;
+      const faces = result.face.map((face) => ({ box: face.box.map(Math.round), score: face.score }));
+      const angle = main && main.rotation ? main.rotation.angle : null;
+      poses.push({
+        width: frame.width,
+        height: frame.height,
+        faces,
+        main: main && angle ? {
+          box: main.box.map(Math.round),
+          score: main.score,
+          yaw: angle.yaw * DEG,
+          pitch: angle.pitch * DEG,
+          roll: angle.roll * DEG,
+          eyes: [eyeOpenness(main.annotations.leftEyeUpper0, main.annotations.leftEyeLower0), eyeOpenness(main.annotations.rightEyeUpper0, main.annotations.rightEyeLower0)],
+        } : null,
+      });
     }
-    const faces = result.face.map((face) => ({ box: face.box.map(Math.round), score: face.score }));
-    const main = result.face.length ? result.face.reduce((best, face) => (area(face) > area(best) ? face : best)) : null;
-    const angle = main && main.rotation ? main.rotation.angle : null;
-    poses.push({
-      width: frame.width,
-      height: frame.height,
-      faces,
-      main: main && angle ? {
-        box: main.box.map(Math.round),
-        score: main.score,
-        yaw: angle.yaw * DEG,
-        pitch: angle.pitch * DEG,
-        roll: angle.roll * DEG,
-        eyes: [eyeOpenness(main.annotations.leftEyeUpper0, main.annotations.leftEyeLower0), eyeOpenness(main.annotations.rightEyeUpper0, main.annotations.rightEyeLower0)],
-      } : null,
-    });
+  } catch (error) {
+    disposeCrops(crops);
+    throw error;
   }
-  return { poses, ms: cpuNow() - started };
+  jobs.set(message.job, crops);
+  return { poses, detected, ms: cpuNow() - started };
+}
+
+// What human's own face pipeline does with a face crop (src/face/faceres.ts, antispoof.ts,
+// liveness.ts): resized to the model's input, faceres's scaled back to 0..255.
+async function scoreOf(model, crop) {
+  const [height, width] = model.inputs[0].shape.slice(1, 3);
+  const resized = human.tf.image.resizeBilinear(crop, [height, width], false);
+  const output = model.execute(resized);
+  try {
+    return (await output.data())[0];
+  } finally {
+    human.tf.dispose([resized, output]);
+  }
+}
+
+async function embeddingOf(model, crop) {
+  const [height, width] = model.inputs[0].shape.slice(1, 3);
+  const resized = human.tf.image.resizeBilinear(crop, [height, width], false);
+  const scaled = human.tf.mul(resized, 255);
+  const outputs = model.execute(scaled);
+  try {
+    const descriptor = outputs.find((tensor) => tensor.shape[1] === 1024);
+    return descriptor ? Array.from(await descriptor.data()) : [];
+  } finally {
+    human.tf.dispose([resized, scaled, ...outputs]);
+  }
 }
 
 async function describe(message) {
   await load();
   const started = cpuNow();
-  const frames = jobs.get(message.job);
+  const crops = jobs.get(message.job);
   jobs.delete(message.job);
-  if (!frames) throw new Error('unknown liveness job ' + message.job);
+  if (!crops) throw new Error('unknown liveness job ' + message.job);
+  const { faceres, antispoof, liveness } = human.models.models;
+  if (!faceres || !antispoof || !liveness) {
+    disposeCrops(crops);
+    throw new Error('liveness describe models are not loaded');
+  }
   const described = [];
-  for (const index of message.indexes) {
-    const frame = frames[index];
-    if (!frame) { described.push(null); continue; }
-    const input = toTensor(frame.rgb);
-    let result;
-    try {
-      result = await human.detect(input, DESCRIBE);
-    } finally {
-      input.dispose();
+  try {
+    for (const index of message.indexes) {
+      const crop = crops[index];
+      if (!crop) { described.push(null); continue; }
+      const batch = human.tf.expandDims(crop, 0);
+      try {
+        const embedding = await embeddingOf(faceres, batch);
+        described.push(embedding.length ? {
+          index,
+          embedding,
+          real: Math.round(100 * (await scoreOf(antispoof, batch))) / 100,
+          live: Math.round(100 * (await scoreOf(liveness, batch))) / 100,
+        } : null);
+      } finally {
+        batch.dispose();
+      }
     }
-    const main = result.face.length ? result.face.reduce((best, face) => (area(face) > area(best) ? face : best)) : null;
-    described.push(main && main.embedding && main.embedding.length ? {
-      index,
-      embedding: Array.from(main.embedding),
-      real: typeof main.real === 'number' ? main.real : 0,
-      live: typeof main.live === 'number' ? main.live : 0,
-    } : null);
+  } finally {
+    disposeCrops(crops);
   }
   return { described, ms: cpuNow() - started };
 }
@@ -183,12 +260,13 @@ parentPort.on('message', (message) => {
       if (message.type === 'warmUp') {
         await load();
         const models = human.models.list().filter((model) => model.loaded).map((model) => ({ name: model.name, url: String(model.url) }));
-        parentPort.postMessage({ id: message.id, backend: human.tf.getBackend(), models, refusedFetches });
+        parentPort.postMessage({ id: message.id, backend: human.tf.getBackend(), models, refusedFetches, tensors: human.tf.memory().numTensors });
       } else if (message.type === 'pose') {
         parentPort.postMessage({ id: message.id, ...(await pose(message)) });
       } else if (message.type === 'describe') {
         parentPort.postMessage({ id: message.id, ...(await describe(message)) });
       } else if (message.type === 'release') {
+        disposeCrops(jobs.get(message.job) || []);
         jobs.delete(message.job);
         parentPort.postMessage({ id: message.id });
       } else {
