@@ -8,7 +8,7 @@
 #      through the proxy, and requests reaching both API processes.
 #
 # No container registry is reachable here, so nothing is pulled: the base is Debian bookworm made
-# with mmdebstrap plus this machine's Node 20 (cached under $CACHE, one per day and Node version),
+# with mmdebstrap plus this machine's Node 20 (cached under $CACHE per day and Node version, reused for up to 3 days),
 # and nginx and Redis come from Debian's packages in a small image on that base. PostgreSQL is the
 # machine's own (a fresh database). Containers use the host's network (ports from $PORT_BASE).
 #
@@ -60,7 +60,16 @@ trap cleanup EXIT
 # --- the base: Debian bookworm (minbase) + this machine's Node 20 and npm, as in node:20-bookworm-slim
 node_version=$(node -p process.versions.node)
 case $node_version in 20.*) ;; *) fail "the base needs Node 20; this machine has $node_version" ;; esac
+# A base made in the last BASE_MAX_AGE_DAYS days is reused (a run that crosses midnight, or CI just
+# after the day's work, must not pay 8-10 minutes for a new one); an older one is made afresh, so
+# Debian's security updates reach the image within that many days.
+BASE_MAX_AGE_DAYS=${VOUCH_BASE_MAX_AGE_DAYS:-3}
 BASE=localhost/vouch-base:node$node_version-$(date +%Y%m%d)
+for days in $(seq 1 "$BASE_MAX_AGE_DAYS"); do
+  pm image exists "$BASE" && break
+  earlier=localhost/vouch-base:node$node_version-$(date -d "$days days ago" +%Y%m%d)
+  if pm image exists "$earlier"; then BASE=$earlier; break; fi
+done
 if pm image exists "$BASE"; then
   say "base $BASE (cached)"
 else
