@@ -115,6 +115,7 @@ describe('the Verification flow page', () => {
     const agree = person.getByRole('button', { name: 'I agree, continue' });
     expect(await agree.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(10, 61, 145)');
     expect(await agree.evaluate((el) => getComputedStyle(el).color)).toBe('rgb(255, 255, 255)');
+    expect(await person.locator('meta[name="theme-color"]').getAttribute('content')).toBe('#0a3d91');
     await noOverflow(person);
     await screenshot(person, 'verify-branded');
     expect(personErrors).toEqual([]);

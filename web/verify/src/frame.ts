@@ -79,6 +79,8 @@ export class Frame {
     if (colours) {
       document.documentElement.style.setProperty('--brand', colours.brand);
       document.documentElement.style.setProperty('--on-brand', colours.onBrand);
+      // The phone's address bar in the organization's colour too.
+      document.querySelector('meta[name="theme-color"]')?.setAttribute('content', colours.brand);
     }
     document.title = `${view.testMode ? 'TEST MODE · ' : ''}Verify your identity · ${view.organization.name}`;
     const banner = view.testMode
