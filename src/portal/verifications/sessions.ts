@@ -126,7 +126,7 @@ const codes = (list: readonly string[]) => (list.length > 0 ? `: ${list.map(reas
 function stepsOf(row: SessionRow, attempts: readonly AttemptRow[]): Step[] {
   const steps: (Step & { order: number })[] = [];
   const add = (step: Step) => steps.push({ ...step, order: steps.length });
-  add({ step: 'created', at: iso(row.created_at), title: 'Created', detail: `Through the API; the link works until ${row.expires_at.toISOString()}` });
+  add({ step: 'created', at: iso(row.created_at), title: 'Created', detail: 'Through the API; its link was ready to send' });
   if (row.started_at) add({ step: 'opened', at: iso(row.started_at), title: 'Opened', detail: 'The person started the flow' });
   if (row.user_consent) add({ step: 'consent', at: iso(row.user_consent.acceptedAt), title: 'Consent recorded', detail: `The person accepted the consent text, version ${row.user_consent.textVersion}` });
   const idCheck = row.checks.idLookup;

@@ -182,6 +182,18 @@ function SessionDetail({ id }: { id: string }) {
   );
 }
 
+/** How the prefilled details compared with the registry's, for the fields your backend prefilled only. */
+function matchesText(d: Session): string {
+  const matches = d.idCheck?.fieldMatches;
+  if (!matches) return '';
+  const prefilled = new Set(d.prefilled.map((fact) => fact.label));
+  const said = [
+    ...(prefilled.has('Name') ? [`first name ${matches.firstname ? 'matches' : 'differs'}`, `last name ${matches.lastname ? 'matches' : 'differs'}`] : []),
+    ...(prefilled.has('Date of birth') ? [`date of birth ${matches.dob ? 'matches' : 'differs'}`] : []),
+  ];
+  return said.length > 0 ? ` · prefilled ${said.join(', ')}` : '';
+}
+
 function Checks({ session: d }: { session: Session }) {
   const rows: { name: string; passed: boolean | null; detail: string; reasons: Reason[] }[] = [];
   const requested = (name: string, on: boolean) => (on ? 'Not run yet' : `${name} was not asked for`);
@@ -190,9 +202,7 @@ function Checks({ session: d }: { session: Session }) {
       ? {
           name: 'ID check',
           passed: d.idCheck.passed,
-          detail: `${d.idCheck.tries} ${d.idCheck.tries === 1 ? 'try' : 'tries'}${
-            d.idCheck.fieldMatches ? ` · first name ${d.idCheck.fieldMatches.firstname ? 'matches' : 'differs'}, last name ${d.idCheck.fieldMatches.lastname ? 'matches' : 'differs'}, date of birth ${d.idCheck.fieldMatches.dob ? 'matches' : 'differs'}` : ''
-          }`,
+          detail: `${d.idCheck.tries} ${d.idCheck.tries === 1 ? 'try' : 'tries'}${matchesText(d)}`,
           reasons: d.idCheck.reasons,
         }
       : { name: 'ID check', passed: null, detail: 'Not run yet', reasons: [] },
