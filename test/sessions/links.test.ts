@@ -249,6 +249,11 @@ describe('verification links', () => {
         expect(res.body).toContain('This verification link does not exist');
       }
       expect((await t.app.inject({ method: 'POST', url: '/l/AAAAAAAAAAAAAAAAAAAAAA', headers: { origin: ORIGIN } })).statusCode).toBe(404);
+      // A body the button never sends is a page too, not JSON.
+      const odd = await t.app.inject({ method: 'POST', url: pathOf(link.url), headers: { origin: ORIGIN, 'content-type': 'text/plain' }, payload: 'x' });
+      expect(odd.statusCode).toBe(415);
+      expect(odd.headers['content-type']).toContain('text/html');
+      expect(odd.body).toContain('This request could not be understood');
     });
 
     it('a live link whose wallet cannot cover a session says so and starts none', async () => {

@@ -82,6 +82,9 @@ describe('verification links in the portal and on a phone', () => {
     await card.getByRole('button', { name: 'Sessions (1)' }).click();
     const table = card.getByRole('table', { name: 'Sessions started from Market day, Kano' });
     await table.getByRole('cell', { name: sessions[0]!.reference }).waitFor();
+    // Each session opens in the verifications explorer.
+    const sessionId = (await web.database.db.selectFrom('verification_sessions').select('public_id').where('org_id', '=', made.org.id).executeTakeFirstOrThrow()).public_id;
+    expect(await table.getByRole('link', { name: sessionId }).getAttribute('href')).toBe(`/verifications/sessions/${sessionId}`);
 
     // Turned off: the link says so and starts nothing.
     await card.getByRole('button', { name: 'Turn off' }).click();

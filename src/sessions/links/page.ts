@@ -119,6 +119,10 @@ export function foreignFormPage(): LinkPage {
   return closedPage(403, 'Open the link itself to start', 'This verification can only be started from its own page. Open the link you were given and press "Start verification".');
 }
 
+export function badRequestPage(status: number): LinkPage {
+  return closedPage(status, 'This request could not be understood', 'Open the link you were given and press "Start verification".');
+}
+
 export function errorPage(): LinkPage {
   return closedPage(500, 'Something went wrong', 'The verification could not be started. Please try again in a few minutes.');
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { errorPage, foreignFormPage, layout, LINK_STYLE_HASH, notFoundPage, startPage, tooManyPage, unavailablePage, type LinkPage } from './page.js';
+import { badRequestPage, errorPage, foreignFormPage, layout, LINK_STYLE_HASH, notFoundPage, startPage, tooManyPage, unavailablePage, type LinkPage } from './page.js';
 import { linkByCode, startFromLink, statusOf } from './service.js';
 
 /** Sessions one client address may start from one link in LINK_STARTS_WINDOW_MS. */
@@ -82,7 +82,7 @@ export async function linkPages(app: FastifyInstance, { db, publicUrl, perAddres
       request.log.error({ err: error }, 'verification link page failed');
       return send(reply, errorPage());
     }
-    return send(reply, notFoundPage());
+    return send(reply, status === 404 ? notFoundPage() : badRequestPage(status));
   });
   app.setNotFoundHandler((_request, reply) => send(reply, notFoundPage()));
 

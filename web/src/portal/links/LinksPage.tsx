@@ -1,6 +1,7 @@
 import { Alert, Anchor, Badge, Button, Card, Checkbox, Group, Image, NumberInput, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link as RouterLink } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, unwrap } from '../../api/client';
 import type { operations } from '../../api/schema';
@@ -297,9 +298,9 @@ function LinkSessions({ link, mode }: { link: Link; mode: Mode }) {
             {sessions.data.data.map((session) => (
               <Table.Tr key={session.id}>
                 <Table.Td>
-                  <Text size="sm" ff="monospace">
+                  <Anchor component={RouterLink} to={`/verifications/sessions/${session.id}`} size="sm" ff="monospace">
                     {session.id}
-                  </Text>
+                  </Anchor>
                 </Table.Td>
                 <Table.Td>{session.reference}</Table.Td>
                 <Table.Td>
