@@ -47,6 +47,7 @@ describe('verification links in the portal and on a phone', () => {
     await page.getByLabel('Redirect URL (optional)').fill('');
     await page.getByLabel(/^Session limit/).fill('2');
     await page.getByLabel('Reference prefix (optional)').fill('kano');
+    await page.getByLabel('Metadata (optional)').fill('campaign=market-day\nregion = north');
     await page.getByRole('button', { name: 'Create link' }).click();
     const card = page.getByRole('region', { name: 'Link Market day, Kano' });
     await card.waitFor();
@@ -75,6 +76,8 @@ describe('verification links in the portal and on a phone', () => {
 
     const sessions = await web.database.db.selectFrom('verification_sessions').select(['reference', 'link_id']).where('org_id', '=', made.org.id).execute();
     expect(sessions).toEqual([{ reference: expect.stringMatching(/^kano-[0-9a-f]{12}$/), link_id: expect.any(Number) }]);
+    const stored = await web.database.db.selectFrom('verification_links').select('metadata').where('org_id', '=', made.org.id).executeTakeFirstOrThrow();
+    expect(stored.metadata).toEqual({ campaign: 'market-day', region: 'north' });
 
     // The portal counts it and lists it.
     await page.reload();

@@ -1,4 +1,4 @@
-import { Alert, Anchor, Badge, Button, Card, Checkbox, Group, Image, NumberInput, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Card, Checkbox, Group, Image, NumberInput, Stack, Switch, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link as RouterLink } from '@tanstack/react-router';
@@ -38,6 +38,19 @@ function dateIn(days: number): string {
 function endOfDay(date: string): string {
   const parsed = new Date(`${date}T23:59:59`);
   return Number.isNaN(parsed.getTime()) ? date : parsed.toISOString();
+}
+
+/** "key=value" lines as metadata; a line without "=" is kept whole as a key so the server names it. */
+function metadataOf(text: string): Record<string, string> | undefined {
+  const entries = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const at = line.indexOf('=');
+      return at < 0 ? [line, ''] : [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+    });
+  return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
 const STATUS_WORDS: Record<Link['status'], string> = { active: 'active', disabled: 'turned off', expired: 'expired', full: 'used up' };
@@ -103,6 +116,7 @@ function CreateForm({ mode }: { mode: Mode }) {
   const [expires, setExpires] = useState(dateIn(30));
   const [redirectUrl, setRedirectUrl] = useState('');
   const [referencePrefix, setReferencePrefix] = useState('');
+  const [metadata, setMetadata] = useState('');
   const create = useMutation({
     mutationFn: () =>
       unwrap(
@@ -116,6 +130,7 @@ function CreateForm({ mode }: { mode: Mode }) {
             expiresAt: endOfDay(expires),
             ...(redirectUrl.trim() ? { redirectUrl: redirectUrl.trim() } : {}),
             ...(referencePrefix.trim() ? { referencePrefix: referencePrefix.trim() } : {}),
+            ...(metadataOf(metadata) ? { metadata: metadataOf(metadata) } : {}),
           },
         }),
       ),
@@ -188,6 +203,16 @@ function CreateForm({ mode }: { mode: Mode }) {
           onChange={(e) => setReferencePrefix(e.currentTarget.value)}
           error={fieldError(create.error, 'referencePrefix')}
           maxLength={40}
+        />
+        <Textarea
+          label="Metadata (optional)"
+          description="One key=value per line, copied to each session (and its webhooks); not for personal data"
+          placeholder="campaign=market-day"
+          value={metadata}
+          onChange={(e) => setMetadata(e.currentTarget.value)}
+          error={fieldError(create.error, 'metadata')}
+          autosize
+          minRows={2}
         />
         <Group>
           <Button type="submit" loading={create.isPending}>
