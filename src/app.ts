@@ -40,6 +40,7 @@ import { respondentPages } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
 import { endUserRoutes } from './sessions/end-user-routes.js';
 import { SessionFlow } from './sessions/flow.js';
+import { linkPages } from './sessions/links/public-routes.js';
 import { livenessEngineFor, type EngineSource } from './sessions/liveness.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { hostedFlowRoutes } from './sessions/hosted/routes.js';
@@ -227,6 +228,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The end user's side of verification sessions: the hosted flow's page and the web SDK.
   await app.register(hostedFlowRoutes, { db: database.db, store: fileStore, imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });
+  // Verification links: a public page per link whose button starts a session (src/sessions/links).
+  await app.register(linkPages, { prefix: '/l', db: database.db, publicUrl: config.publicUrl, perAddress: config.rateLimits.perAddress });
 
   // The customer portal's JSON API (the web app under / calls it with a session cookie).
   app.addHook('onRequest', checkOrigin(config));
