@@ -55,7 +55,7 @@ export interface LabelledAttempt {
 }
 
 /**
- * Every capture the browser could have made of the unedited recordings: 20 frames one per 200 ms
+ * Every capture the browser could have made of the unedited recordings: 25 frames one per 200 ms
  * (every 5th frame) from each starting frame, that saw at least two different movements (a
  * sampled frame inside the movement's range). Its challenges are those movements in the order
  * they happened, first occurrence of each, at most three. Short recordings give shorter captures.

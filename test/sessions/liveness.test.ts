@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LivenessFrame } from '../../src/identities/liveness/engine.js';
+import { LIVENESS_CAPTURE } from '../../src/identities/liveness/settings.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { MAX_CONCURRENT_DECISIONS } from '../../src/sessions/attempts.js';
 import { SESSION_BILLABLES } from '../../src/sessions/billing.js';
@@ -87,7 +88,7 @@ describe('verification sessions: liveness and face match with real frames', { ti
     expect((await sessionEvents(t.database.db, org.id)).map((e) => e.type)).toEqual(['session.completed']);
     // The frames are kept encrypted in the store, listed with their attempt.
     const frames = await t.database.db.selectFrom('session_frames').select(['file_id', 'sha256']).where('attempt_id', '=', attempt.attemptId).execute();
-    expect(frames).toHaveLength(20);
+    expect(frames).toHaveLength(LIVENESS_CAPTURE.maxFrames);
     const stored = await fs.readFile(path.join(dataDir, 'files', frames[0]!.file_id!.slice(0, 2), frames[0]!.file_id!));
     expect(stored.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))).toBe(false);
   });

@@ -179,12 +179,12 @@ describe('the page\'s own rules', () => {
     expect(sessionStatus(view({ status: 'failed', result: { outcome: 'failed', reasons: ['FACE_MISMATCH'] } }))).toBe('failed');
   });
 
-  it('shares the server\'s frame budget: a few frames looking straight, then equal shares per movement', () => {
+  it('shares the server\'s frame budget: 3 frames looking straight, then equal shares per movement, the rest to the last', () => {
     const attempt = (challenges: string[], maxFrames: number) => ({ attemptId: 'att_1', expiresAt: '', challenges, capture: { maxFrames, frameIntervalMs: 200, maxWidth: 480 } }) as LivenessAttempt;
     const frames = (plan: ReturnType<typeof capturePlan>) => plan.segments.map((segment) => `${segment.key}:${segment.frames}`);
-    expect(frames(capturePlan(attempt(['turn_left', 'blink', 'look_up'], 20)))).toEqual(['straight:5', 'turn_left:5', 'blink:5', 'look_up:5']);
-    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 20)))).toEqual(['straight:4', 'turn_right:8', 'blink:8']);
-    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 30)))).toEqual(['straight:4', 'turn_right:13', 'blink:13']);
+    expect(frames(capturePlan(attempt(['turn_left', 'blink', 'look_up'], 25)))).toEqual(['straight:3', 'turn_left:7', 'blink:7', 'look_up:8']);
+    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 25)))).toEqual(['straight:3', 'turn_right:11', 'blink:11']);
+    expect(frames(capturePlan(attempt(['turn_right', 'blink'], 20)))).toEqual(['straight:3', 'turn_right:8', 'blink:9']);
     // Every frame the server allows is used, never one more.
     for (const [challenges, maxFrames] of [[['blink'], 20], [['turn_left', 'look_up', 'blink'], 30], [['turn_left', 'blink'], 9]] as const) {
       expect(capturePlan(attempt([...challenges], maxFrames)).segments.reduce((sum, segment) => sum + segment.frames, 0)).toBe(maxFrames);

@@ -141,7 +141,7 @@ export class FrameAnalyzer {
     const wasmDir = path.dirname(fromHuman.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 3 },
+      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 4 },
       resourceLimits: { maxOldGenerationSizeMb: 768 },
     });
     worker.unref();

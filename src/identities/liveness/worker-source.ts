@@ -93,7 +93,7 @@ const human = new Human({
 const FOLLOW = { skipFrames: 1e9, skipTime: 1e12 };
 const DETECT = { cacheSensitivity: 0, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
 const TRACK = { cacheSensitivity: 1e12, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
-const DETECT_EVERY = workerData.detectEvery || 3;
+const DETECT_EVERY = workerData.detectEvery || 4;
 
 let loaded;
 function load() {

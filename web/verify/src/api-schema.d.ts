@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * The frames of a liveness attempt; the answer is the view after the decision
-         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 20 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons.
+         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 25 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons.
          */
         post: operations["endUserSubmitFrames"];
         delete?: never;

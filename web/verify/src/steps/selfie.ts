@@ -98,16 +98,21 @@ async function openCamera(flow: Flow, view: View): Promise<void> {
 }
 
 /**
- * The server's frame budget shared out: each movement gets an equal share, and looking straight
- * at the start (the pose each movement is measured from, and time to get ready) the rest, at least
- * STRAIGHT_FRAMES.
+ * The server's frame budget shared out: STRAIGHT_FRAMES looking straight first (the person was
+ * already asked to, before tapping), then each movement an equal share, the frames left over going
+ * to the last movement, whose prompt has no later one to spill into (docs/liveness.md, "The attempt").
  */
 export function capturePlan(attempt: LivenessAttempt): CapturePlan {
   const { maxFrames, frameIntervalMs, maxWidth } = attempt.capture;
   const moves = attempt.challenges.length;
-  const share = Math.max(1, Math.floor((maxFrames - STRAIGHT_FRAMES) / Math.max(1, moves)));
-  const straight = Math.max(1, maxFrames - share * moves);
-  return { segments: [{ key: 'straight', frames: straight }, ...attempt.challenges.map((key) => ({ key, frames: share }))], frameIntervalMs, maxWidth };
+  const straight = Math.min(STRAIGHT_FRAMES, Math.max(1, maxFrames - moves));
+  const share = Math.max(1, Math.floor((maxFrames - straight) / Math.max(1, moves)));
+  const last = Math.max(1, maxFrames - straight - share * (moves - 1));
+  return {
+    segments: [{ key: 'straight', frames: straight }, ...attempt.challenges.map((key, index) => ({ key, frames: index === moves - 1 ? last : share }))],
+    frameIntervalMs,
+    maxWidth,
+  };
 }
 
 async function runAttempt(flow: Flow, view: View, camera: Camera, finder: Viewfinder): Promise<void> {
