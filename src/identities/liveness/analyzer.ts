@@ -26,6 +26,8 @@ export interface FacePose {
 export interface FramePose {
   width: number;
   height: number;
+  /** False where the mesh followed the face from the frame before instead of the detector finding it. */
+  detected?: boolean;
   faces: { box: [number, number, number, number]; score: number }[];
   main: FacePose | null;
 }
@@ -141,7 +143,7 @@ export class FrameAnalyzer {
     const wasmDir = path.dirname(fromHuman.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 4 },
+      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 3 },
       resourceLimits: { maxOldGenerationSizeMb: 768 },
     });
     worker.unref();

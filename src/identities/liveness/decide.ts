@@ -144,7 +144,9 @@ export function framesToDescribe(challenges: Challenge[], poses: (FramePose | nu
   const present = faces.flatMap((face, index) => (face ? [index] : []));
   // The faces either side of the largest jump between two frames, and the first and last faces,
   // catch a face swapped in before, after or between the movements.
-  const cut = largestJump(faces);
+  // Between frames the detector found: where the mesh followed the face, a cut spreads over
+  // the frames after it as the followed box adapts, and shows whole only at the next detection.
+  const cut = largestJump(poses.map((pose) => (pose && pose.detected !== false ? pose.main : null)));
   const wanted = [frontal, ...frames, ...(cut === null ? [] : [cut.before, cut.after]), present[0]!, present[present.length - 1]!];
   return [...new Set(wanted)].slice(0, limits.maxDescribed);
 }

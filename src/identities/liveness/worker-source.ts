@@ -93,7 +93,7 @@ const human = new Human({
 const FOLLOW = { skipFrames: 1e9, skipTime: 1e12 };
 const DETECT = { cacheSensitivity: 0, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
 const TRACK = { cacheSensitivity: 1e12, face: { detector: FOLLOW, description: off, antispoof: off, liveness: off } };
-const DETECT_EVERY = workerData.detectEvery || 4;
+const DETECT_EVERY = workerData.detectEvery || 3;
 
 let loaded;
 function load() {
@@ -133,6 +133,22 @@ function disposeCrops(crops) {
   for (const crop of crops) if (crop) crop.dispose();
 }
 
+function disposeFaces(faces) {
+  for (const face of faces) if (face.tensor) face.tensor.dispose();
+}
+
+const largest = (faces) => (faces.length ? faces.reduce((best, face) => (area(face) > area(best) ? face : best)) : null);
+
+// A followed face whose box moved more than a quarter of its width, or grew or shrank by a
+// quarter, from the frame before.
+function jumped(before, face) {
+  if (!before || !face) return false;
+  const [x0, y0, w0, h0] = before;
+  const [x1, y1, w1, h1] = face.box;
+  const shift = Math.hypot(x1 + w1 / 2 - (x0 + w0 / 2), y1 + h1 / 2 - (y0 + h0 / 2)) / Math.max(w0, 1);
+  return shift > 0.25 || Math.abs(Math.log(Math.max(w1, 1) / Math.max(w0, 1))) > Math.log(1.25);
+}
+
 async function detectFrame(frame, config) {
   const input = toTensor(frame);
   try {
@@ -152,18 +168,24 @@ async function pose(message) {
   const crops = [];
   let detected = 0;
   let lost = true;
+  let previous = null;
   try {
     for (let index = 0; index < message.frames.length; index++) {
       const frame = message.frames[index];
       const detecting = lost || index % DETECT_EVERY === 0;
       let result = await detectFrame(frame, detecting ? detect : track);
+      const followed = result;
       if (detecting) detected += 1;
-      else if (result.face.length === 0) {
-        // The mesh lost the face (it moved too far, or another took its place): look again.
+      else if (result.face.length === 0 || jumped(previous, largest(result.face))) {
+        // The mesh lost the face, or its box moved far from the one it followed (the face moved
+        // fast, or another took its place): look again, so that a cut shows where it happened.
+        disposeFaces(result.face);
         result = await detectFrame(frame, detect);
         detected += 1;
       }
-      const main = result.face.length ? result.face.reduce((best, face) => (area(face) > area(best) ? face : best)) : null;
+      const main = largest(result.face);
+      previous = main ? main.box : null;
+      const fresh = detecting || result !== followed;
       for (const face of result.face) if (face !== main && face.tensor) face.tensor.dispose();
       crops.push(main && main.tensor ? main.tensor : null);
       lost = !main;
@@ -172,6 +194,7 @@ async function pose(message) {
       poses.push({
         width: frame.width,
         height: frame.height,
+        detected: fresh,
         faces,
         main: main && angle ? {
           box: main.box.map(Math.round),
