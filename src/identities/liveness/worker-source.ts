@@ -9,7 +9,7 @@
  * Where the CPU goes (docs/liveness.md, "CPU"): the face detector (BlazeFace, ~26 ms a frame) and
  * the identity model (faceres, ~92 ms a face) dominate; the mesh is ~5 ms, the iris model ~10 ms.
  * So the pose pass runs the detector on the first frame, every DETECT_EVERY-th frame and any frame
- * where the face was lost, and follows the face with the mesh in between (the box of each frame
+ * where the face was lost or its box jumped, and follows the face with the mesh in between (the box of each frame
  * comes from the previous frame's mesh, as MediaPipe does); the iris model runs only when the
  * attempt asks for a blink. The describe pass does not detect again: it runs the identity,
  * anti-spoofing and liveness models on the face crops the pose pass already cut (human's own
