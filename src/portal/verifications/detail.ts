@@ -243,7 +243,8 @@ async function describe(deps: DetailDeps, kind: VerificationKind, scope: Scope, 
   }
 }
 
-async function deliveriesOf(db: Kysely<DB>, kind: VerificationKind, scope: Scope, id: number): Promise<Static<typeof DeliveryRow>[]> {
+/** A verification's or a session's webhook deliveries, newest first (at most 50). */
+export async function deliveriesOf(db: Kysely<DB>, kind: VerificationKind | 'session', scope: Scope, id: number): Promise<Static<typeof DeliveryRow>[]> {
   const rows = await db
     .selectFrom('webhook_deliveries')
     .select(['id', 'event_type', 'status', 'attempts', 'last_status_code', 'created_at', 'delivered_at'])

@@ -14,7 +14,7 @@ import { SESSION_ID } from '../../sessions/tokens.js';
 import { MAX_FILTERED_OFFSET, pageWithCappedCount, type CappedTotal } from './counting.js';
 import type { Attempt, SessionDetail, SessionFilterStatus, SessionRow as SessionListRow, SessionStep } from './session-schemas.js';
 import { challengeText, ID_TYPE_TEXT, reasonText } from './session-words.js';
-import type { DeliveryRow } from './schemas.js';
+import { deliveriesOf } from './detail.js';
 
 /**
  * Verification sessions in the portal's verifications explorer: the list (filters and paging as
@@ -181,28 +181,6 @@ function attemptsOf(attempts: readonly AttemptRow[], frames: NonNullable<Awaited
   });
 }
 
-async function deliveriesOf(db: Kysely<DB>, scope: Scope, sessionId: number): Promise<Static<typeof DeliveryRow>[]> {
-  const rows = await db
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'event_type', 'status', 'attempts', 'last_status_code', 'created_at', 'delivered_at'])
-    .where('org_id', '=', scope.orgId)
-    .where('mode', '=', scope.mode)
-    .where('resource_kind', '=', 'session')
-    .where('resource_id', '=', sessionId)
-    .orderBy('id', 'desc')
-    .limit(50)
-    .execute();
-  return rows.map((row) => ({
-    id: Number(row.id),
-    type: row.event_type,
-    status: row.status,
-    attempts: row.attempts,
-    lastStatusCode: row.last_status_code,
-    createdAt: row.created_at.toISOString(),
-    deliveredAt: iso(row.delivered_at),
-  }));
-}
-
 /** Everything the session page shows; 404 when the session is not the scope's. */
 export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: string, canRevealFrames: boolean): Promise<Detail & { internalId: number }> {
   const found = await sessionWithSteps(db, scope, publicId);
@@ -242,7 +220,7 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
     steps: stepsOf(row, attempts),
     attempts: attemptsOf(attempts, frames),
     canRevealFrames,
-    deliveries: await deliveriesOf(db, scope, Number(row.id)),
+    deliveries: await deliveriesOf(db, 'session', scope, Number(row.id)),
   };
 }
 
