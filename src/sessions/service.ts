@@ -131,13 +131,23 @@ function alreadyEnded(row: SessionRow): ApiError {
   return new ApiError('CONFLICT', `This verification session has already ended (${row.status}) and cannot be cancelled`);
 }
 
-/** The customer's DELETE: an open session ends cancelled (no charge, no webhook); 409 once it has ended. */
-export async function cancelSession(db: Kysely<DB>, scope: Scope, publicId: string, now = new Date()): Promise<void> {
+/**
+ * The customer's DELETE (and the portal's Cancel session): an open session ends cancelled (no
+ * charge, no webhook); 409 once it has ended. `inTransaction` runs in the cancellation's own
+ * transaction (the portal's audit row), with the row as it was before.
+ */
+export async function cancelSession(
+  db: Kysely<DB>,
+  scope: Scope,
+  publicId: string,
+  options: { now?: Date; inTransaction?: (trx: Transaction<DB>, before: SessionRow) => Promise<void> } = {},
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const row = await lockSession(trx, scope, publicId);
     if (!row) throw sessionNotFound();
     if (!isOpen(row.status)) throw alreadyEnded(row);
-    await applySessionTransition(trx, row, { to: 'cancelled', reasons: ['CANCELLED'], cancelledBy: 'customer', now });
+    await applySessionTransition(trx, row, { to: 'cancelled', reasons: ['CANCELLED'], cancelledBy: 'customer', now: options.now ?? new Date() });
+    await options.inTransaction?.(trx, row);
   });
 }
 

@@ -129,5 +129,6 @@ export const SessionDetail = Type.Object({
   steps: Type.Array(SessionStep),
   attempts: Type.Array(Attempt),
   canRevealFrames: Type.Boolean({ description: 'The caller’s role may open frames unblurred' }),
+  cancellable: Type.Boolean({ description: 'The session has not ended, so it can still be cancelled (by a role that acts on verifications)' }),
   deliveries: Type.Array(DeliveryRow, { description: 'The webhook events this session caused, newest first (up to 50)' }),
 });

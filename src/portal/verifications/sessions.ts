@@ -8,7 +8,7 @@ import { pageBySequence, type Page, type Scope } from '../../platform/pagination
 import { sessionWithSteps } from '../../sessions/portal-queries.js';
 import { subStatusOf } from '../../sessions/render.js';
 import { SESSION_SEQUENCE } from '../../sessions/repository.js';
-import { SESSION_MACHINE } from '../../sessions/states.js';
+import { isOpen, SESSION_MACHINE } from '../../sessions/states.js';
 import type { AttemptRow, SessionApplicant, SessionRow } from '../../sessions/tables.js';
 import { SESSION_ID } from '../../sessions/tokens.js';
 import { MAX_FILTERED_OFFSET, pageWithCappedCount, type CappedTotal } from './counting.js';
@@ -220,6 +220,7 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
     steps: stepsOf(row, attempts),
     attempts: attemptsOf(attempts, frames),
     canRevealFrames,
+    cancellable: isOpen(row.status),
     deliveries: await deliveriesOf(db, 'session', scope, Number(row.id)),
   };
 }

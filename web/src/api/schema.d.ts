@@ -683,6 +683,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgId}/sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, nothing is charged, no webhook
+         * @description A session that has ended (verified, failed, expired, cancelled) is 409. Audited.
+         */
+        post: operations["portalCancelVerificationSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/orgs/{orgId}/sessions/{id}/attempts/{attempt}/frames/{position}": {
         parameters: {
             query?: never;
@@ -690,7 +710,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One liveness frame of a session, blurred (default) or, for owners, admins and developers, as taken; a frame as taken is written to the access log */
+        /**
+         * One liveness frame of a session, blurred (default) or, for owners, admins and developers, as taken; a frame as taken is written to the access log
+         * @description At most 300 frames a minute for each signed-in person (429 with Retry-After), besides the portal's limit per address.
+         */
         get: operations["portalGetVerificationSessionFrame"];
         put?: never;
         post?: never;
@@ -5678,6 +5701,8 @@ export interface operations {
                         }[];
                         /** @description The caller’s role may open frames unblurred */
                         canRevealFrames: boolean;
+                        /** @description The session has not ended, so it can still be cancelled (by a role that acts on verifications) */
+                        cancellable: boolean;
                         /** @description The webhook events this session caused, newest first (up to 50) */
                         deliveries: {
                             id: number;
@@ -5741,6 +5766,120 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalCancelVerificationSession: {
+        parameters: {
+            query?: {
+                /** @description Whose data: test (default) or live */
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                /** @description The session id (ses_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5844,6 +5983,20 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

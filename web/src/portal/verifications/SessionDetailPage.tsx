@@ -1,8 +1,8 @@
-import { Alert, Anchor, Badge, Button, Card, Group, Image, List, SimpleGrid, Stack, Table, Text, Timeline } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
+import { Alert, Anchor, Badge, Button, Card, Group, Image, List, Modal, SimpleGrid, Stack, Table, Text, Timeline } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, ApiRequestError, unwrap } from '../../api/client';
+import { api, ApiRequestError, errorMessage, unwrap } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { formatDateTime, Money, StatusBadge } from '../../components/format';
 import { PageHeader } from '../../components/layout-parts';
@@ -77,11 +77,22 @@ export function SessionDetailPage() {
 }
 
 function SessionDetail({ id }: { id: string }) {
-  const { orgId } = useCurrentOrg();
+  const { orgId, can } = useCurrentOrg();
   const [mode] = useMode();
-  const detail = useQuery({
-    queryKey: ['session', orgId, mode, id],
-    queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/sessions/{id}', { params: { path: { orgId, id }, query: { mode } } })),
+  const queryClient = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const request = { params: { path: { orgId, id }, query: { mode } } };
+  const key = ['session', orgId, mode, id];
+  const detail = useQuery({ queryKey: key, queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/sessions/{id}', request)) });
+  const cancel = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/orgs/{orgId}/sessions/{id}/cancel', request)),
+    onSuccess: () => {
+      setConfirming(false);
+      void queryClient.invalidateQueries({ queryKey: key });
+      void queryClient.invalidateQueries({ queryKey: ['sessions', orgId] });
+    },
+    // Ended meanwhile (409): the page shows the session as it is now.
+    onError: () => void queryClient.invalidateQueries({ queryKey: key }),
   });
   const back = (
     <Anchor component={Link} to="/verifications" search={{ tab: 'sessions' } as never}>
@@ -109,7 +120,17 @@ function SessionDetail({ id }: { id: string }) {
   const d = detail.data;
   return (
     <Stack gap="lg">
-      <PageHeader title={`Session ${d.reference}`} description={back} />
+      <PageHeader
+        title={`Session ${d.reference}`}
+        description={back}
+        actions={
+          d.cancellable && can('verifications.write') ? (
+            <Button color="red" variant="light" onClick={() => setConfirming(true)}>
+              Cancel session
+            </Button>
+          ) : undefined
+        }
+      />
       <Group gap="sm" wrap="wrap">
         <SessionStatusPill status={d.status} />
         <Text size="sm">{d.subStatusText}</Text>
@@ -118,6 +139,11 @@ function SessionDetail({ id }: { id: string }) {
           {d.endedAt ? ` · ended ${formatDateTime(d.endedAt)}` : ` · link works until ${formatDateTime(d.expiresAt)}`} · {d.id}
         </Text>
       </Group>
+      {cancel.isSuccess && (
+        <Alert color="gray" role="status">
+          Cancelled. The person’s link no longer works; nothing is charged and no webhook is sent.
+        </Alert>
+      )}
       {d.anonymised && (
         <Alert color="gray" role="status">
           This session’s personal data was removed (retention or the person’s erasure request): what is left are its steps, results and dates.
@@ -178,6 +204,27 @@ function SessionDetail({ id }: { id: string }) {
         <AttemptCard key={attempt.number} session={d} attempt={attempt} />
       ))}
       <Deliveries session={d} />
+      <Modal opened={confirming} onClose={() => setConfirming(false)} title="Cancel this session?" centered>
+        <Stack>
+          <Text size="sm">
+            The person’s link stops working at once and they cannot finish. Nothing is charged and no webhook is sent; your backend learns it by fetching the session. This cannot be
+            undone.
+          </Text>
+          {cancel.error && (
+            <Alert color="red" role="alert">
+              {errorMessage(cancel.error)}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirming(false)}>
+              Keep it
+            </Button>
+            <Button color="red" loading={cancel.isPending} onClick={() => cancel.mutate()}>
+              Yes, cancel it
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
     </Stack>
   );
 }
