@@ -99,6 +99,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
+        readsOnly: true,
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
       return { status: 'success' as const, data: renderBvn(record, body, premium) as never };
@@ -138,6 +139,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
+        readsOnly: true,
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
       return reply.status(201).send({ status: 'success', data: renderBvnMatch(record, input) });
@@ -169,6 +171,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('nin', ref),
+        readsOnly: true,
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
       return reply.status(201).send({ status: 'success', data: renderNin(record, body, request.auth.payloadType) });
@@ -200,6 +203,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.findNinByPhone(phone),
+        readsOnly: true,
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
       return { status: 'success' as const, data: renderNin(record, body, request.auth.payloadType) };
@@ -231,6 +235,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('vnin', vNin),
+        readsOnly: true,
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
       return reply.status(201).send({ status: 'success', data: renderVnin(record, body, request.auth.payloadType) });
@@ -262,6 +267,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('drivers_license', licenseNo),
+        readsOnly: true,
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
       return reply.status(201).send({ status: 'success', data: renderDriversLicense(record, body) });
@@ -293,6 +299,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('vin', vin),
+        readsOnly: true,
         notFound: notFoundB('Voters details not found'),
       });
       return reply.status(201).send({ status: 'success', data: renderVin(record) });
@@ -326,6 +333,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('cac', key),
+        readsOnly: true,
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
       return { status: 'success' as const, data: renderCac(record) };
@@ -356,6 +364,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('tin', tin),
+        readsOnly: true,
         notFound: notFoundB('Company with the provided TIN not found'),
       });
       return { status: 'success' as const, data: renderTin(record) };
