@@ -169,6 +169,166 @@ describe('verification links', () => {
     });
   });
 
+  describe('editing a link', () => {
+    const edit = (user: { cookie: string } | undefined, orgId: string, linkId: string, payload: Record<string, unknown>, mode = 'test') =>
+      portal(t.app, user, { method: 'PATCH', url: `/api/orgs/${orgId}/links/${linkId}?mode=${mode}`, payload });
+    const stored = (linkId: string) => db().selectFrom('verification_links').selectAll().where('public_id', '=', linkId).executeTakeFirstOrThrow();
+
+    it('changes the limit, expiry, redirect URL, reference prefix, metadata and name; audited with only what changed, before and after; new sessions use them', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 3, redirectUrl: 'https://shop.example.com/old', referencePrefix: 'old', metadata: { campaign: 'a' } });
+      const expiresAt = new Date(Date.now() + 60 * 86_400_000);
+      expiresAt.setMilliseconds(0);
+      const res = await edit(owner.owner, owner.org.id, link.id, {
+        name: ' Poster, Kano ',
+        sessionLimit: 10,
+        expiresAt: expiresAt.toISOString(),
+        redirectUrl: 'https://shop.example.com/new',
+        referencePrefix: 'kano',
+        metadata: { campaign: 'b', region: 'north' },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(Object.keys(res.json()).sort()).toEqual(LINK_KEYS);
+      expect(res.json()).toMatchObject({
+        id: link.id,
+        url: link.url,
+        name: 'Poster, Kano',
+        sessionLimit: 10,
+        expiresAt: expiresAt.toISOString(),
+        redirectUrl: 'https://shop.example.com/new',
+        referencePrefix: 'kano',
+        metadata: { campaign: 'b', region: 'north' },
+        status: 'active',
+      });
+      const events = await auditOf(owner.org.id);
+      expect(events.at(-1)).toMatchObject({ action: 'link.updated', actor_id: owner.owner.personId, target: `test link ${link.id}` });
+      expect(events.at(-1)!.before).toEqual({ name: 'Onboarding', sessionLimit: 3, expiresAt: expect.any(String), redirectUrl: 'https://shop.example.com/old', referencePrefix: 'old', metadata: { campaign: 'a' } });
+      expect(events.at(-1)!.after).toEqual({ name: 'Poster, Kano', sessionLimit: 10, expiresAt: expiresAt.toISOString(), redirectUrl: 'https://shop.example.com/new', referencePrefix: 'kano', metadata: { campaign: 'b', region: 'north' } });
+
+      expect((await start(link.url)).statusCode).toBe(303);
+      const [session] = await sessionsOf(owner.org.id);
+      expect(session!.reference).toMatch(/^kano-[0-9a-f]{12}$/);
+      const fetched = await t.app.inject({ method: 'GET', url: `/v1/verifications/sessions/${session!.public_id}`, headers: bearer(owner.org.testSecret) });
+      expect(fetched.json().data).toMatchObject({ redirectUrl: 'https://shop.example.com/new', metadata: { campaign: 'b', region: 'north', verificationLink: link.id } });
+
+      // null and blank clear the optional settings; a field left out keeps its value.
+      const cleared = await edit(owner.owner, owner.org.id, link.id, { redirectUrl: null, referencePrefix: '  ', metadata: {} });
+      expect(cleared.statusCode, cleared.body).toBe(200);
+      expect(cleared.json()).toMatchObject({ redirectUrl: null, referencePrefix: null, metadata: {}, name: 'Poster, Kano', sessionLimit: 10 });
+      // The same values again: 200, nothing audited.
+      const count = (await auditOf(owner.org.id)).length;
+      expect((await edit(owner.owner, owner.org.id, link.id, { sessionLimit: 10, name: 'Poster, Kano' })).statusCode).toBe(200);
+      expect(await auditOf(owner.org.id)).toHaveLength(count);
+    });
+
+    it('names every problem in one 400 and changes nothing: a limit below the sessions started, a past expiry, a bad redirect, prefix or metadata', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 5 });
+      for (let i = 0; i < 2; i++) expect((await start(link.url)).statusCode).toBe(303);
+      const before = await stored(link.id);
+      const res = await edit(owner.owner, owner.org.id, link.id, {
+        name: '',
+        sessionLimit: 1,
+        expiresAt: '2020-01-01T00:00:00Z',
+        redirectUrl: 'javascript:alert(1)',
+        referencePrefix: 'has space',
+        metadata: { verificationLink: 'x', n: 5 },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR' });
+      for (const part of ['name is required', 'sessionLimit cannot be below the 2 sessions already started', 'expiresAt must be in the future', 'redirectUrl must be', 'referencePrefix must be', 'metadata.verificationLink', 'metadata.n must be a string']) {
+        expect(res.json().message).toContain(part);
+      }
+      for (const [body, part] of [
+        [{ sessionLimit: 0 }, 'sessionLimit must be a whole number from 1 to 100,000'],
+        [{ sessionLimit: 100_001 }, 'sessionLimit must be a whole number from 1 to 100,000'],
+        [{ expiresAt: new Date(Date.now() + 400 * 86_400_000).toISOString() }, 'expiresAt must be within 366 days'],
+        [{ expiresAt: '31/12/2030' }, 'expiresAt must be an ISO 8601 date-time with a time zone'],
+        [{}, 'Send at least one of name, sessionLimit, expiresAt, redirectUrl, referencePrefix, metadata'],
+        [{ redirectUrl: 'https://user:pw@example.com/' }, 'redirectUrl must be'],
+      ] as const) {
+        const bad = await edit(owner.owner, owner.org.id, link.id, body);
+        expect(bad.statusCode, JSON.stringify(body)).toBe(400);
+        expect(bad.json().message).toContain(part);
+      }
+      expect((await edit(owner.owner, owner.org.id, link.id, { sessionLimit: 'ten' })).statusCode).toBe(400);
+      expect(await stored(link.id)).toEqual(before);
+      expect((await auditOf(owner.org.id)).map((event) => event.action)).toEqual(['link.created']);
+    });
+
+    it('a limit lowered to the sessions started means no more starts; raised again, the link starts again', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 10 });
+      for (let i = 0; i < 2; i++) expect((await start(link.url)).statusCode).toBe(303);
+      const lowered = await edit(owner.owner, owner.org.id, link.id, { sessionLimit: 2 });
+      expect(lowered.statusCode, lowered.body).toBe(200);
+      expect(lowered.json()).toMatchObject({ sessionLimit: 2, sessionsStarted: 2, status: 'full' });
+      const refused = await start(link.url);
+      expect(refused.statusCode).toBe(410);
+      expect(refused.body).toContain('This verification link has been used up');
+      expect(await sessionsOf(owner.org.id)).toHaveLength(2);
+      expect((await edit(owner.owner, owner.org.id, link.id, { sessionLimit: 3 })).json()).toMatchObject({ status: 'active' });
+      expect((await start(link.url)).statusCode).toBe(303);
+
+      // An expired link given a new expiry starts again.
+      await db().updateTable('verification_links').set({ expires_at: new Date(Date.now() - 1000), session_limit: 100 }).where('public_id', '=', link.id).execute();
+      expect((await start(link.url)).statusCode).toBe(410);
+      expect((await edit(owner.owner, owner.org.id, link.id, { expiresAt: inAMonth() })).json()).toMatchObject({ status: 'active' });
+      expect((await start(link.url)).statusCode).toBe(303);
+    });
+
+    it('concurrent starts and a lowered limit never let the count pass the limit', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 20 });
+      const answers = await Promise.all([
+        ...Array.from({ length: 12 }, () => start(link.url)),
+        edit(owner.owner, owner.org.id, link.id, { sessionLimit: 4 }),
+      ]);
+      const row = await stored(link.id);
+      expect(row.sessions_started).toBeLessThanOrEqual(row.session_limit);
+      expect(await sessionsOf(owner.org.id)).toHaveLength(row.sessions_started);
+      const editAnswer = answers.at(-1)!;
+      // Either the edit came first (limit 4, at most 4 started) or enough starts had landed that 4 was below them (400).
+      if (editAnswer.statusCode === 200) expect(row).toMatchObject({ session_limit: 4 });
+      else expect(editAnswer.json().message).toContain('sessionLimit cannot be below');
+    });
+
+    it('viewers may not edit; another organization, the other mode and an unknown link are 404; signed out 401; a foreign Origin 403', async () => {
+      const owner = await portalOrg(db());
+      const other = await portalOrg(db());
+      const link = await makeLink(owner);
+      const viewer = await portalUser(db());
+      await addMember(db(), owner.org.id, viewer.personId, 'viewer');
+      const developer = await portalUser(db());
+      await addMember(db(), owner.org.id, developer.personId, 'developer');
+      const before = await stored(link.id);
+
+      const refused = await edit(viewer, owner.org.id, link.id, { sessionLimit: 9 });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ status: 'error', code: 'FORBIDDEN' });
+      for (const res of [
+        await edit(other.owner, owner.org.id, link.id, { sessionLimit: 9 }),
+        await edit(other.owner, other.org.id, link.id, { sessionLimit: 9 }),
+        await edit(owner.owner, owner.org.id, link.id, { sessionLimit: 9 }, 'live'),
+        await edit(owner.owner, owner.org.id, 'vl_nonsense', { sessionLimit: 9 }),
+        await edit(owner.owner, owner.org.id, `vl_${'0'.repeat(20)}`, { sessionLimit: 0 }),
+      ]) {
+        expect(res.statusCode, res.body).toBe(404);
+        expect(res.json()).toMatchObject({ status: 'error', code: 'NOT_FOUND_ERROR' });
+      }
+      expect((await edit(undefined, owner.org.id, link.id, { sessionLimit: 9 })).statusCode).toBe(401);
+      const foreign = await portal(t.app, owner.owner, { method: 'PATCH', url: `/api/orgs/${owner.org.id}/links/${link.id}`, payload: { sessionLimit: 9 }, headers: { origin: 'https://evil.example' } });
+      expect(foreign.statusCode).toBe(403);
+      expect(await stored(link.id)).toEqual(before);
+
+      const live = await makeLink(owner, {}, 'live');
+      expect((await edit(developer, owner.org.id, live.id, { sessionLimit: 9 })).statusCode).toBe(404);
+      const ok = await edit(developer, owner.org.id, live.id, { sessionLimit: 9 }, 'live');
+      expect(ok.statusCode, ok.body).toBe(200);
+      expect((await auditOf(owner.org.id)).at(-1)).toMatchObject({ action: 'link.updated', actor_id: developer.personId, target: `live link ${live.id}`, before: { sessionLimit: 3 }, after: { sessionLimit: 9 } });
+    });
+  });
+
   describe('the public link', () => {
     it('GET and HEAD show the page with its Start button and create nothing; POST starts a session with the link settings and answers 303 to its hosted url', async () => {
       const owner = await portalOrg(db());

@@ -101,6 +101,51 @@ describe('verification links in the portal and on a phone', () => {
     expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });
 
+  it('edits a link: the server’s errors show next to their fields, then the new limit, redirect and prefix are saved and shown', { timeout: 90_000 }, async () => {
+    const owner = await portalOrg(web.database.db);
+    const { page } = await signedIn(owner.owner);
+    const errors = watchErrors(page);
+    await page.goto('/links');
+    await page.getByLabel(/^Name/).fill('Branch poster');
+    await page.getByLabel(/^Session limit/).fill('5');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    const card = page.getByRole('region', { name: 'Link Branch poster' });
+    await card.waitFor();
+    const url = await card.getByRole('textbox', { name: 'Link to share' }).inputValue();
+    // Two people start from the link.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(url, { method: 'POST', headers: { origin: web.baseUrl, 'content-type': 'application/x-www-form-urlencoded' }, body: '', redirect: 'manual' });
+      expect(res.status).toBe(303);
+    }
+    await page.reload();
+    await card.getByText('2 of 5 sessions started', { exact: false }).waitFor();
+
+    await card.getByRole('button', { name: 'Edit' }).click();
+    const form = card.getByRole('form', { name: 'Edit the link Branch poster' });
+    await form.getByLabel(/^Session limit/).fill('1');
+    await form.getByLabel('Redirect URL (optional)').fill('javascript:alert(1)');
+    await noOverflow(page);
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.getByText('sessionLimit cannot be below the 2 sessions already started from this link').waitFor();
+    await form.getByText(/redirectUrl must be an absolute http\(s\) URL/).waitFor();
+    // Nothing typed was lost.
+    expect(await form.getByLabel('Redirect URL (optional)').inputValue()).toBe('javascript:alert(1)');
+    await screenshot(page, 'links-edit-errors');
+
+    await form.getByLabel(/^Session limit/).fill('2');
+    await form.getByLabel('Redirect URL (optional)').fill('https://shop.example.com/done');
+    await form.getByLabel('Reference prefix (optional)').fill('poster');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.waitFor({ state: 'detached' });
+    await card.getByText('2 of 2 sessions started', { exact: false }).waitFor();
+    await card.getByText('used up').waitFor();
+    await card.getByText('references poster-…', { exact: false }).waitFor();
+    await card.getByText('then to https://shop.example.com/done', { exact: false }).waitFor();
+    const stored = await web.database.db.selectFrom('verification_links').select(['session_limit', 'redirect_url', 'reference_prefix']).where('org_id', '=', owner.org.id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ session_limit: 2, redirect_url: 'https://shop.example.com/done', reference_prefix: 'poster' });
+    expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  });
+
   it('a viewer sees the links but no form and no Turn off button', { timeout: 60_000 }, async () => {
     const viewer = await portalUser(web.database.db);
     await addMember(web.database.db, made.org.id, viewer.personId, 'viewer');
@@ -110,5 +155,6 @@ describe('verification links in the portal and on a phone', () => {
     await page.getByRole('region', { name: 'Link Market day, Kano' }).waitFor();
     expect(await page.getByRole('button', { name: 'Create link' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Turn (on|off)$/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Edit' }).count()).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import { logSessionAccess } from '../../access-log/service.js';
-import { checkCreateLink, createLink, findLink, linkNotFound, listLinks, renderLink, setLinkDisabled, type LinkView } from '../../sessions/links/service.js';
+import { checkCreateLink, createLink, editLink, findLink, linkNotFound, listLinks, MAX_SESSION_LIMIT, renderLink, setLinkDisabled, type LinkView } from '../../sessions/links/service.js';
 import type { LinkRow } from '../../sessions/links/tables.js';
 import { audit, type Actor } from '../audit.js';
 import { modeOf, requireMember, requireMemberSession, requireSession } from '../guard.js';
@@ -53,6 +53,15 @@ const CreateBody = Type.Object({
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Copied to each session (with verificationLink: the link id); not for personal data' })),
 });
 
+const EditBody = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 1000, description: 'Seen by your team only' })),
+  sessionLimit: Type.Optional(Type.Integer({ description: `How many sessions the link may start in all: 1 to ${MAX_SESSION_LIMIT}, and not below the sessions already started (equal to them: no more starts)` })),
+  expiresAt: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 with a time zone, in the future and within 366 days' })),
+  redirectUrl: Type.Optional(Nullable(Type.String({ maxLength: 4096, description: 'null or blank: none' }))),
+  referencePrefix: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'null or blank: generated vsr_ references' }))),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Replaces the metadata copied to each new session; {} clears it' })),
+});
+
 const LinkSession = Type.Object({
   id: Type.String({ description: 'ses_...' }),
   reference: Type.String(),
@@ -66,6 +75,20 @@ function audited(view: LinkView) {
   return rest;
 }
 
+/** The audit's before and after of an edit: only the settings that changed. */
+function changedSettings(before: LinkView, after: LinkView) {
+  const was: Record<string, unknown> = {};
+  const is: Record<string, unknown> = {};
+  const old = audited(before) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(audited(after))) {
+    if (JSON.stringify(value) !== JSON.stringify(old[key])) {
+      was[key] = old[key];
+      is[key] = value;
+    }
+  }
+  return { before: was, after: is };
+}
+
 /** A link as the portal shows it: with its QR code, an SVG drawn here (nothing leaves for a third-party service). */
 async function withQrCode(view: LinkView) {
   const svg = await QRCode.toString(view.url, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
@@ -74,7 +97,7 @@ async function withQrCode(view: LinkView) {
 
 /**
  * Verification links in the portal (docs/sessions.md, "Verification links"): list (anyone who reads
- * verifications), create, disable and enable (owners, admins, developers: `verifications.write`).
+ * verifications), create, edit, disable and enable (owners, admins, developers: `verifications.write`).
  * Scoped to the organization of the path and the mode of the query; every change is audited.
  */
 export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOptions): Promise<void> {
@@ -132,6 +155,41 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
         return rendered;
       });
       return reply.status(201).send(await withQrCode(created));
+    },
+  );
+
+  app.patch(
+    '/orgs/:orgId/links/:linkId',
+    {
+      preValidation: [signedIn, requireMember(db, 'verifications.write')],
+      schema: {
+        tags,
+        operationId: 'portalEditLink',
+        summary: "Change a verification link's name, session limit, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs",
+        description: 'A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started. Audited with what changed, before and after.',
+        security: sessionSecurity,
+        params: LinkParams,
+        querystring: ModeOnly,
+        body: EditBody,
+        response: { 200: Link, ...portalErrors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const scope = { orgId: request.member.orgId, mode: modeOf(request.query) };
+      return db.transaction().execute(async (trx) => {
+        const changed = await editLink(trx, scope, request.params.linkId, request.body);
+        if (!changed) throw linkNotFound();
+        if (changed.before !== changed.after) {
+          await audit(trx, {
+            orgId: scope.orgId,
+            actor: member(request.portal.person.id),
+            action: 'link.updated',
+            target: `${scope.mode} link ${changed.after.public_id}`,
+            ...changedSettings(view(changed.before), view(changed.after)),
+          });
+        }
+        return changed.after;
+      }).then(shown);
     },
   );
 

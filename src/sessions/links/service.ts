@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { DB, Mode, RiskLevel } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { Problems, text } from '../../respondents/fields.js';
 import { checkCreateSession, type CreateSessionInput } from '../input.js';
 import { createSession } from '../service.js';
 import type { SessionIdType } from '../tables.js';
-import type { LinkRow } from './tables.js';
+import type { LinkRow, VerificationLinksTable } from './tables.js';
 
 /**
  * Verification links (docs/sessions.md, "Verification links"): a public link a customer shares
@@ -118,6 +118,65 @@ interface CheckedLink {
   expiresAt: Date;
 }
 
+const EXPIRES_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** The field checks that creating and editing share; each adds its problems and answers the value. */
+function checkName(raw: string | undefined, problems: Problems): string | undefined {
+  const name = text(raw);
+  if (name === undefined) problems.add('name is required: a name only your team sees, e.g. "Agent onboarding, Kano"');
+  else if (name.length > MAX_LINK_NAME) problems.add(`name must be at most ${MAX_LINK_NAME} characters`);
+  else if (/[\u0000-\u001f\u007f]/.test(name)) problems.add('name must not contain control characters');
+  else return name;
+  return undefined;
+}
+
+function checkSessionLimit(limit: number | undefined, problems: Problems): number | undefined {
+  if (limit === undefined) problems.add('sessionLimit is required: how many sessions the link may start in all');
+  else if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSION_LIMIT) problems.add(`sessionLimit must be a whole number from 1 to ${MAX_SESSION_LIMIT.toLocaleString('en')}`);
+  else return limit;
+  return undefined;
+}
+
+function checkExpiry(raw: string | undefined, now: Date, problems: Problems): Date | undefined {
+  const value = text(raw);
+  if (value === undefined) {
+    problems.add('expiresAt is required: when the link stops starting sessions');
+    return undefined;
+  }
+  const time = EXPIRES_FORMAT.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(time)) problems.add('expiresAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-31T23:59:00Z');
+  else if (time <= now.getTime()) problems.add('expiresAt must be in the future');
+  else if (time > now.getTime() + MAX_LINK_DAYS * 86_400_000) problems.add(`expiresAt must be within ${MAX_LINK_DAYS} days`);
+  else return new Date(time);
+  return undefined;
+}
+
+/** null: no prefix (generated references). */
+function checkPrefix(raw: string | null | undefined, problems: Problems): string | null {
+  const prefix = text(raw);
+  if (prefix === undefined) return null;
+  if (prefix.length > MAX_REFERENCE_PREFIX || !/^[A-Za-z0-9_.-]+$/.test(prefix)) {
+    problems.add(`referencePrefix must be 1 to ${MAX_REFERENCE_PREFIX} letters, digits, dots, dashes or underscores`);
+  }
+  return prefix;
+}
+
+function checkLinkMetadataKeys(metadata: Record<string, unknown>, problems: Problems): void {
+  if (Object.keys(metadata).length > MAX_LINK_METADATA_KEYS) problems.add(`metadata may hold at most ${MAX_LINK_METADATA_KEYS} keys (each session also gets "${LINK_METADATA_KEY}")`);
+  if (Object.hasOwn(metadata, LINK_METADATA_KEY)) problems.add(`metadata.${LINK_METADATA_KEY} is set by Vouch on each session (the link's id); choose another key`);
+}
+
+/** The session settings, by the sessions' own rules (their messages name the same fields), so a link never holds settings a session would refuse. */
+function checkSessionSettings(input: Pick<CreateLinkInput, 'idTypes' | 'checks' | 'redirectUrl' | 'metadata'>, now: Date, problems: Problems) {
+  try {
+    return checkCreateSession({ idTypes: input.idTypes, checks: input.checks, redirectUrl: input.redirectUrl, metadata: input.metadata }, { riskLevel: 'NONE', consentRequired: false, now });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    for (const message of err.message.split('; ')) problems.add(message);
+    return undefined;
+  }
+}
+
 /**
  * Validates a new link (every problem named in one 400). The session settings are checked by the
  * sessions' own rules, so a link can never hold settings a session would refuse.
@@ -132,45 +191,12 @@ export function checkCreateLink(input: CreateLinkInput, options: { riskLevel: Ri
       `This account's risk level (${options.riskLevel}) needs the applicant's name on every session, which a shared link cannot carry: create sessions from your backend (POST /v1/verifications/sessions) instead`,
     );
   }
-  const name = text(input.name);
-  if (name === undefined) problems.add('name is required: a name only your team sees, e.g. "Agent onboarding, Kano"');
-  else if (name.length > MAX_LINK_NAME) problems.add(`name must be at most ${MAX_LINK_NAME} characters`);
-  else if (/[\u0000-\u001f\u007f]/.test(name)) problems.add('name must not contain control characters');
-
-  const limit = input.sessionLimit;
-  if (limit === undefined) problems.add('sessionLimit is required: how many sessions the link may start in all');
-  else if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSION_LIMIT) problems.add(`sessionLimit must be a whole number from 1 to ${MAX_SESSION_LIMIT.toLocaleString('en')}`);
-
-  let expiresAt: Date | undefined;
-  const expiresRaw = text(input.expiresAt);
-  if (expiresRaw === undefined) problems.add('expiresAt is required: when the link stops starting sessions');
-  else {
-    const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(expiresRaw) ? Date.parse(expiresRaw) : Number.NaN;
-    if (Number.isNaN(time)) problems.add('expiresAt must be an ISO 8601 date-time with a time zone, e.g. 2026-12-31T23:59:00Z');
-    else if (time <= now.getTime()) problems.add('expiresAt must be in the future');
-    else if (time > now.getTime() + MAX_LINK_DAYS * 86_400_000) problems.add(`expiresAt must be within ${MAX_LINK_DAYS} days`);
-    else expiresAt = new Date(time);
-  }
-
-  const prefix = text(input.referencePrefix);
-  if (prefix !== undefined && (prefix.length > MAX_REFERENCE_PREFIX || !/^[A-Za-z0-9_.-]+$/.test(prefix))) {
-    problems.add(`referencePrefix must be 1 to ${MAX_REFERENCE_PREFIX} letters, digits, dots, dashes or underscores`);
-  }
-  const metadata = input.metadata ?? {};
-  if (Object.keys(metadata).length > MAX_LINK_METADATA_KEYS) problems.add(`metadata may hold at most ${MAX_LINK_METADATA_KEYS} keys (each session also gets "${LINK_METADATA_KEY}")`);
-  if (Object.hasOwn(metadata, LINK_METADATA_KEY)) problems.add(`metadata.${LINK_METADATA_KEY} is set by Vouch on each session (the link's id); choose another key`);
-
-  // The session settings, by the sessions' own rules (their messages name the same fields).
-  let session: ReturnType<typeof checkCreateSession> | undefined;
-  try {
-    session = checkCreateSession(
-      { idTypes: input.idTypes, checks: input.checks, redirectUrl: input.redirectUrl, metadata: input.metadata },
-      { riskLevel: 'NONE', consentRequired: false, now },
-    );
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    for (const message of err.message.split('; ')) problems.add(message);
-  }
+  const name = checkName(input.name, problems);
+  const limit = checkSessionLimit(input.sessionLimit, problems);
+  const expiresAt = checkExpiry(input.expiresAt, now, problems);
+  const prefix = checkPrefix(input.referencePrefix, problems);
+  checkLinkMetadataKeys(input.metadata ?? {}, problems);
+  const session = checkSessionSettings(input, now, problems);
   problems.throwIfAny();
   return {
     name: name!,
@@ -178,11 +204,69 @@ export function checkCreateLink(input: CreateLinkInput, options: { riskLevel: Ri
     liveness: session!.liveness,
     faceMatch: session!.faceMatch,
     redirectUrl: session!.redirectUrl,
-    referencePrefix: prefix ?? null,
+    referencePrefix: prefix,
     metadata: session!.metadata,
     sessionLimit: limit!,
     expiresAt: expiresAt!,
   };
+}
+
+/** What an edit may change; a field left out keeps its value, null (or blank) clears the optional ones. */
+export interface EditLinkInput {
+  name?: string | undefined;
+  sessionLimit?: number | undefined;
+  expiresAt?: string | undefined;
+  redirectUrl?: string | null | undefined;
+  referencePrefix?: string | null | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+const EDITABLE = ['name', 'sessionLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata'] as const;
+
+/**
+ * Edits a link (its row locked): every problem named in one 400, including a session limit below
+ * the sessions already started (counted under the same lock as the starts' guarded UPDATE, so a
+ * limit lowered to the count means no more starts). The row before and after, or undefined when
+ * there is no such link in the scope; `before === after` when nothing changed.
+ */
+export async function editLink(trx: Transaction<DB>, scope: Scope, publicId: string, input: EditLinkInput, now = new Date()): Promise<{ before: LinkRow; after: LinkRow } | undefined> {
+  const before = await findLink(trx, scope, publicId, true);
+  if (!before) return undefined;
+  const problems = new Problems();
+  if (!EDITABLE.some((field) => input[field] !== undefined)) problems.add(`Send at least one of ${EDITABLE.join(', ')} to change`);
+  const change: Updateable<VerificationLinksTable> = {};
+  if (input.name !== undefined) {
+    const name = checkName(input.name, problems);
+    if (name !== undefined && name !== before.name) change.name = name;
+  }
+  if (input.sessionLimit !== undefined) {
+    const limit = checkSessionLimit(input.sessionLimit, problems);
+    if (limit !== undefined && limit < before.sessions_started) {
+      problems.add(`sessionLimit cannot be below the ${before.sessions_started.toLocaleString('en')} sessions already started from this link`);
+    } else if (limit !== undefined && limit !== before.session_limit) change.session_limit = limit;
+  }
+  if (input.expiresAt !== undefined) {
+    const expiresAt = checkExpiry(input.expiresAt, now, problems);
+    if (expiresAt && expiresAt.getTime() !== before.expires_at.getTime()) change.expires_at = expiresAt;
+  }
+  if (input.referencePrefix !== undefined) {
+    const prefix = checkPrefix(input.referencePrefix, problems);
+    if (prefix !== before.reference_prefix) change.reference_prefix = prefix;
+  }
+  if (input.metadata !== undefined) checkLinkMetadataKeys(input.metadata, problems);
+  if (input.redirectUrl !== undefined || input.metadata !== undefined) {
+    const session = checkSessionSettings(
+      { idTypes: before.id_types, checks: { liveness: before.check_liveness, faceMatch: before.check_face_match }, redirectUrl: input.redirectUrl ?? undefined, metadata: input.metadata },
+      now,
+      problems,
+    );
+    if (session && input.redirectUrl !== undefined && session.redirectUrl !== before.redirect_url) change.redirect_url = session.redirectUrl;
+    if (session && input.metadata !== undefined && JSON.stringify(session.metadata) !== JSON.stringify(before.metadata)) change.metadata = JSON.stringify(session.metadata);
+  }
+  problems.throwIfAny();
+  if (Object.keys(change).length === 0) return { before, after: before };
+  const after = await trx.updateTable('verification_links').set(change).where('id', '=', Number(before.id)).returningAll().executeTakeFirstOrThrow();
+  return { before, after };
 }
 
 function randomPublicId(): string {

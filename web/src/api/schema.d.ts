@@ -1849,6 +1849,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgId}/links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a verification link's name, session limit, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs
+         * @description A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started. Audited with what changed, before and after.
+         */
+        patch: operations["portalEditLink"];
+        trace?: never;
+    };
     "/api/orgs/{orgId}/links/{linkId}/disable": {
         parameters: {
             query?: never;
@@ -13546,6 +13566,146 @@ export interface operations {
         responses: {
             /** @description Default Response */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description vl_... */
+                        id: string;
+                        name: string;
+                        mode: "test" | "live";
+                        /** @description The public link to share (and encode in the QR code): ${PUBLIC_URL}/l/<code> */
+                        url: string;
+                        idTypes: ("BVN" | "NIN" | "VNIN" | "DRIVERS_LICENSE")[];
+                        checks: {
+                            liveness: boolean;
+                            faceMatch: boolean;
+                        };
+                        redirectUrl: string | null;
+                        referencePrefix: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        sessionLimit: number;
+                        sessionsStarted: number;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        disabledAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
+                        qrCode: string;
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalEditLink: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Seen by your team only */
+                    name?: string;
+                    /** @description How many sessions the link may start in all: 1 to 100000, and not below the sessions already started (equal to them: no more starts) */
+                    sessionLimit?: number;
+                    /** @description ISO 8601 with a time zone, in the future and within 366 days */
+                    expiresAt?: string;
+                    redirectUrl?: string | null;
+                    referencePrefix?: string | null;
+                    /** @description Replaces the metadata copied to each new session; {} clears it */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -53,6 +53,19 @@ function metadataOf(text: string): Record<string, string> | undefined {
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
+/** yyyy-mm-dd of an instant on this device's clock (the date field's value). */
+function localDate(iso: string): string {
+  const date = new Date(iso);
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+}
+
+const metadataText = (metadata: Record<string, string>) =>
+  Object.entries(metadata)
+    .map(([key, value]) => `${key}=${value}`)
+    .join('\n');
+
+const EDIT_FIELDS = ['name', 'sessionLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata'] as const;
+
 const STATUS_WORDS: Record<Link['status'], string> = { active: 'active', disabled: 'turned off', expired: 'expired', full: 'used up' };
 
 export function LinksPage() {
@@ -228,6 +241,7 @@ function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
   const { orgId, can } = useCurrentOrg();
   const queryClient = useQueryClient();
   const [showSessions, setShowSessions] = useState(false);
+  const [editing, setEditing] = useState(false);
   const toggle = useMutation({
     mutationFn: () =>
       unwrap(
@@ -282,6 +296,11 @@ function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
                 {showSessions ? 'Hide sessions' : `Sessions (${link.sessionsStarted})`}
               </Button>
               {can('verifications.write') && (
+                <Button variant="default" size="xs" onClick={() => setEditing((shown) => !shown)} aria-expanded={editing}>
+                  {editing ? 'Close editing' : 'Edit'}
+                </Button>
+              )}
+              {can('verifications.write') && (
                 <Button variant="default" size="xs" color={link.disabledAt ? undefined : 'red'} loading={toggle.isPending} onClick={() => toggle.mutate()}>
                   {link.disabledAt ? 'Turn on' : 'Turn off'}
                 </Button>
@@ -290,7 +309,104 @@ function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
             </Group>
           </Stack>
         </Group>
+        {editing && <EditForm link={link} mode={mode} onDone={() => setEditing(false)} />}
         {showSessions && <LinkSessions link={link} mode={mode} />}
+      </Stack>
+    </Card>
+  );
+}
+
+/** Edits the settings new sessions get; only the fields changed here are sent (and audited). */
+function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): void }) {
+  const { orgId } = useCurrentOrg();
+  const queryClient = useQueryClient();
+  const initial = {
+    name: link.name,
+    sessionLimit: link.sessionLimit,
+    expires: localDate(link.expiresAt),
+    redirectUrl: link.redirectUrl ?? '',
+    referencePrefix: link.referencePrefix ?? '',
+    metadata: metadataText(link.metadata),
+  };
+  const [name, setName] = useState(initial.name);
+  const [sessionLimit, setSessionLimit] = useState<number | string>(initial.sessionLimit);
+  const [expires, setExpires] = useState(initial.expires);
+  const [redirectUrl, setRedirectUrl] = useState(initial.redirectUrl);
+  const [referencePrefix, setReferencePrefix] = useState(initial.referencePrefix);
+  const [metadata, setMetadata] = useState(initial.metadata);
+  const save = useMutation({
+    mutationFn: () => {
+      const limit = typeof sessionLimit === 'number' ? sessionLimit : Number(sessionLimit);
+      return unwrap(
+        api.PATCH('/api/orgs/{orgId}/links/{linkId}', {
+          params: { path: { orgId, linkId: link.id }, query: { mode } },
+          body: {
+            ...(name !== initial.name ? { name } : {}),
+            ...(limit !== initial.sessionLimit ? { sessionLimit: limit } : {}),
+            ...(expires !== initial.expires ? { expiresAt: endOfDay(expires) } : {}),
+            ...(redirectUrl !== initial.redirectUrl ? { redirectUrl: redirectUrl.trim() || null } : {}),
+            ...(referencePrefix !== initial.referencePrefix ? { referencePrefix: referencePrefix.trim() || null } : {}),
+            ...(metadata !== initial.metadata ? { metadata: metadataOf(metadata) ?? {} } : {}),
+          },
+        }),
+      );
+    },
+    onSuccess: (changed) => {
+      notifications.show({ color: 'teal', message: `Link "${changed.name}" saved: new sessions use its new settings.` });
+      void queryClient.invalidateQueries({ queryKey: keys.links(orgId, mode) });
+      onDone();
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate();
+  };
+  const general = formError(save.error, EDIT_FIELDS);
+  return (
+    <Card withBorder component="form" noValidate onSubmit={submit} aria-label={`Edit the link ${link.name}`}>
+      <Stack>
+        <Text size="sm" c="dimmed">
+          New sessions get these settings; sessions already started keep theirs. The limit cannot go below the {link.sessionsStarted} already started (equal to them: no
+          more starts).
+        </Text>
+        {general && (
+          <Alert color="red" role="alert">
+            {general}
+          </Alert>
+        )}
+        <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} error={fieldError(save.error, 'name')} required maxLength={100} />
+        <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
+          <NumberInput
+            label="Session limit"
+            value={sessionLimit}
+            onChange={setSessionLimit}
+            min={1}
+            max={100000}
+            allowDecimal={false}
+            error={fieldError(save.error, 'sessionLimit')}
+            miw={200}
+          />
+          <TextInput label="Expires on" description="At the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(save.error, 'expiresAt')} miw={200} />
+        </Group>
+        <TextInput label="Redirect URL (optional)" value={redirectUrl} onChange={(e) => setRedirectUrl(e.currentTarget.value)} error={fieldError(save.error, 'redirectUrl')} />
+        <TextInput label="Reference prefix (optional)" value={referencePrefix} onChange={(e) => setReferencePrefix(e.currentTarget.value)} error={fieldError(save.error, 'referencePrefix')} maxLength={40} />
+        <Textarea
+          label="Metadata (optional)"
+          description="One key=value per line"
+          value={metadata}
+          onChange={(e) => setMetadata(e.currentTarget.value)}
+          error={fieldError(save.error, 'metadata')}
+          autosize
+          minRows={2}
+        />
+        <Group>
+          <Button type="submit" loading={save.isPending}>
+            Save changes
+          </Button>
+          <Button variant="default" onClick={onDone}>
+            Cancel
+          </Button>
+        </Group>
       </Stack>
     </Card>
   );
