@@ -3,12 +3,17 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import type { AccessEntry } from './service.js';
 
+/** One list answered: what its access-log rows share, and the records it showed (a row each). */
+interface ListView {
+  shared: Omit<AccessEntry, 'resourceId'>;
+  ids: readonly (string | number)[];
+}
+
 interface Waiting {
-  entries: readonly AccessEntry[];
+  view: ListView;
   resolve(): void;
   reject(err: unknown): void;
 }
-
 /**
  * Access-log rows of the requests in flight, written together: one INSERT (and one commit, one
  * WAL flush) in flight per database at a time; rows arriving meanwhile go in the next one. Each
@@ -22,10 +27,10 @@ class AccessLogBatcher {
 
   constructor(private readonly db: Kysely<DB>) {}
 
-  write(entries: readonly AccessEntry[]): Promise<void> {
-    if (entries.length === 0) return Promise.resolve();
+  write(view: ListView): Promise<void> {
+    if (view.ids.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ entries, resolve, reject });
+      this.waiting.push({ view, resolve, reject });
       if (!this.writing) void this.drain();
     });
   }
@@ -37,7 +42,7 @@ class AccessLogBatcher {
         const batch = this.waiting;
         this.waiting = [];
         try {
-          await insertEntries(this.db, batch.flatMap((waiting) => waiting.entries));
+          await insertViews(this.db, batch.map((waiting) => waiting.view));
           for (const waiting of batch) waiting.resolve();
         } catch (err) {
           for (const waiting of batch) waiting.reject(err);
@@ -49,16 +54,23 @@ class AccessLogBatcher {
   }
 }
 
-/** Any number of rows in one statement of ten parameters (arrays unnested), whatever the batch's size. */
-async function insertEntries(db: Kysely<DB>, entries: readonly AccessEntry[]): Promise<void> {
-  const column = <T>(pick: (entry: AccessEntry) => T) => entries.map(pick);
+/**
+ * Any number of lists' rows in one statement of nine parameters, each an array of one element per
+ * list (not per row: a page's rows differ only in the record id), the ids of each list a JSON
+ * array that PostgreSQL expands into its rows.
+ */
+async function insertViews(db: Kysely<DB>, views: readonly ListView[]): Promise<void> {
+  const column = <T>(pick: (shared: ListView['shared']) => T) => views.map((view) => pick(view.shared));
+  const ids = views.map((view) => JSON.stringify(view.ids.map(String)));
   await sql`
     insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
-    select * from unnest(
-      ${column((entry) => entry.orgId)}::uuid[], ${column((entry) => entry.mode)}::text[], ${column((entry) => entry.actorKind)}::text[],
-      ${column((entry) => entry.actorId)}::text[], ${column((entry) => entry.channel)}::text[], ${column((entry) => entry.action)}::text[],
-      ${column((entry) => entry.resource)}::text[], ${column((entry) => (entry.resourceId === null ? null : String(entry.resourceId)))}::text[],
-      ${column((entry) => entry.ip)}::text[])`.execute(db);
+    select v.org_id, v.mode, v.actor_kind, v.actor_id, v.channel, v.action, v.resource, shown.id, v.ip
+    from unnest(
+      ${column((shared) => shared.orgId)}::uuid[], ${column((shared) => shared.mode)}::text[], ${column((shared) => shared.actorKind)}::text[],
+      ${column((shared) => shared.actorId)}::text[], ${column((shared) => shared.channel)}::text[], ${column((shared) => shared.action)}::text[],
+      ${column((shared) => shared.resource)}::text[], ${ids}::text[], ${column((shared) => shared.ip)}::text[]
+    ) as v(org_id, mode, actor_kind, actor_id, channel, action, resource, ids, ip)
+    cross join lateral jsonb_array_elements_text(v.ids::jsonb) as shown(id)`.execute(db);
 }
 
 const batchers = new WeakMap<Kysely<DB>, AccessLogBatcher>();
@@ -71,5 +83,5 @@ export function logApiList(db: Kysely<DB>, request: FastifyRequest, resource: st
     batchers.set(db, batcher);
   }
   const { auth } = request;
-  return batcher.write(ids.map((id) => ({ orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action: 'list', resource, resourceId: id, ip: request.ip })));
+  return batcher.write({ shared: { orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action: 'list', resource, ip: request.ip }, ids });
 }
