@@ -9,6 +9,8 @@ import { audit } from '../portal/audit.js';
 import { dayRange, lagosDate } from '../portal/billing/calendar.js';
 import { BILLABLES, changePrice, MAX_PRICE, priceList } from '../portal/billing/checks.js';
 import { CSV_BATCH, ledgerCsv, operatorLedgerPage } from '../portal/billing/ledger.js';
+import { BrandingView } from '../portal/branding/routes.js';
+import { getBranding } from '../portal/branding/service.js';
 import { LedgerCsvQuery, LedgerEntry, LedgerQuery, Price } from '../portal/billing/schemas.js';
 import { UsageCounter } from '../portal/billing/usage.js';
 import { requireSession } from '../portal/guard.js';
@@ -93,7 +95,7 @@ const OrganizationDetail = Type.Object({
 const ConsolePrice = Type.Object({ ...Price.properties, defaultPrice: Kobo('The built-in price, in force when none is set') });
 
 /**
- * The console's view of one organization (detail, ledger with operators, CSV) and its money:
+ * The console's view of one organization (detail, branding read-only, ledger with operators, CSV) and its money:
  * credits and debits with a reason, and the installation's prices. Operators only.
  */
 export async function consoleOrganizationRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
@@ -124,6 +126,23 @@ export async function consoleOrganizationRoutes(parent: FastifyInstance, { db, c
       },
     },
     async (request) => organizationDetail(db, usage, await existing(request.params.orgId)),
+  );
+
+  app.get(
+    '/console/organizations/:orgId/branding',
+    {
+      preValidation: operatorsOnly,
+      schema: {
+        tags: [CONSOLE_TAG],
+        operationId: 'consoleGetOrganizationBranding',
+        summary: "An organization's verification-flow branding and session defaults, read-only: display name, colour, logo, default redirect, allowed embedding origins",
+        description: 'What the organization set on its Verification flow page (the portal); operators read it to answer a customer or look into a complaint, and change nothing here.',
+        security: sessionSecurity,
+        params: OrgParams,
+        response: { 200: BrandingView, ...portalErrors(401, 403, 404) },
+      },
+    },
+    async (request) => getBranding(db, config.publicUrl, await existing(request.params.orgId)),
   );
 
   app.put(

@@ -10,7 +10,7 @@ import { getBranding, MAX_ALLOWED_ORIGINS, MAX_DISPLAY_NAME, MAX_LOGO_BYTES, rem
 
 const tags = [PORTAL_TAG];
 
-const BrandingView = Type.Object({
+export const BrandingView = Type.Object({
   displayName: Type.String({ description: 'The name the flow shows: the organization\'s own unless set' }),
   displayNameSet: Type.Boolean({ description: 'false: displayName is the organization\'s name' }),
   organizationName: Type.String(),

@@ -1353,6 +1353,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/organizations/{orgId}/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An organization's verification-flow branding and session defaults, read-only: display name, colour, logo, default redirect, allowed embedding origins
+         * @description What the organization set on its Verification flow page (the portal); operators read it to answer a customer or look into a complaint, and change nothing here.
+         */
+        get: operations["consoleGetOrganizationBranding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/organizations/{orgId}/webhooks/{mode}/signing": {
         parameters: {
             query?: never;
@@ -9887,6 +9907,107 @@ export interface operations {
                                 amount: number;
                             };
                         }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetOrganizationBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The name the flow shows: the organization's own unless set */
+                        displayName: string;
+                        /** @description false: displayName is the organization's name */
+                        displayNameSet: boolean;
+                        organizationName: string;
+                        colour: string | null;
+                        textColour: string | null;
+                        contrast: number | null;
+                        logo: {
+                            /** @description Where the flow loads it: /verify/logos/<random id> on this server */
+                            url: string;
+                            contentType: string;
+                            /** @description Bytes after re-encoding */
+                            size: number;
+                            width: number;
+                            height: number;
+                        } | null;
+                        defaultRedirectUrl: string | null;
+                        /** @description Origins that may embed the flow with the web SDK; empty: any origin the SDK names */
+                        allowedOrigins: string[];
+                        updatedAt: string | null;
                     };
                 };
             };

@@ -1,4 +1,4 @@
-import { Anchor, Badge, Button, Card, Group, Modal, SegmentedControl, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
+import { Anchor, Badge, Box, Button, Card, Group, Image, Modal, SegmentedControl, Select, SimpleGrid, Stack, Table, Text, Textarea, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
@@ -169,6 +169,8 @@ export function OrganizationPage() {
         </SimpleGrid>
       </Section>
 
+      <BrandingSection orgId={org.id} />
+
       <Section id="usage" title="Usage in the last 30 days">
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">
           {org.usage.map((usage) => (
@@ -183,6 +185,78 @@ export function OrganizationPage() {
 
       {adjusting && <AdjustModal orgId={org.id} name={org.name} balance={org.balance} onClose={() => setAdjusting(false)} />}
     </Stack>
+  );
+}
+
+/** The organization's verification-flow branding, as its owners set it in the portal; read-only here. */
+function BrandingSection({ orgId }: { orgId: string }) {
+  const branding = useQuery({
+    queryKey: ['console', 'organization', orgId, 'branding'],
+    queryFn: () => unwrap(api.GET('/api/console/organizations/{orgId}/branding', { params: { path: { orgId } } })),
+  });
+  return (
+    <Section id="branding" title="Verification flow branding" description="What people see on the organization's hosted verification pages; its owners and admins change it in the portal.">
+      {branding.isPending ? (
+        <LoadingState label="Loading the branding…" />
+      ) : branding.isError ? (
+        <ErrorAlert error={branding.error} onRetry={() => void branding.refetch()} />
+      ) : (
+        <Group align="flex-start" gap="lg" wrap="wrap">
+          {branding.data.logo && (
+            <Box p="xs" style={{ border: '1px solid var(--mantine-color-gray-3)', borderRadius: 4 }}>
+              <Image src={branding.data.logo.url} alt={`Logo of ${branding.data.displayName}`} h={48} w="auto" fit="contain" />
+            </Box>
+          )}
+          <Table aria-label="Branding" variant="vertical" withTableBorder={false} style={{ flex: '1 1 260px', minWidth: 0 }}>
+            <Table.Tbody>
+              <Table.Tr>
+                <Table.Th w={150}>Display name</Table.Th>
+                <Table.Td>
+                  {branding.data.displayName}
+                  {!branding.data.displayNameSet && (
+                    <Text span size="xs" c="dimmed">
+                      {' '}
+                      (the organization's name)
+                    </Text>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Colour</Table.Th>
+                <Table.Td>
+                  {branding.data.colour ? (
+                    <Group gap={6} wrap="nowrap">
+                      <Box w={16} h={16} style={{ background: branding.data.colour, borderRadius: 3, border: '1px solid var(--mantine-color-gray-4)' }} aria-hidden />
+                      <Text size="sm" ff="monospace">
+                        {branding.data.colour}
+                      </Text>
+                    </Group>
+                  ) : (
+                    "Vouch's own"
+                  )}
+                </Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Logo</Table.Th>
+                <Table.Td>{branding.data.logo ? `Set (${branding.data.logo.width}×${branding.data.logo.height}, ${Math.ceil(branding.data.logo.size / 1024)} KB)` : 'None'}</Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Default redirect</Table.Th>
+                <Table.Td style={{ overflowWrap: 'anywhere' }}>{branding.data.defaultRedirectUrl ?? 'None'}</Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Allowed origins</Table.Th>
+                <Table.Td style={{ overflowWrap: 'anywhere' }}>{branding.data.allowedOrigins.length > 0 ? branding.data.allowedOrigins.join(', ') : 'Any origin the SDK names'}</Table.Td>
+              </Table.Tr>
+              <Table.Tr>
+                <Table.Th>Last changed</Table.Th>
+                <Table.Td>{branding.data.updatedAt ? formatDateTime(branding.data.updatedAt) : 'Never'}</Table.Td>
+              </Table.Tr>
+            </Table.Tbody>
+          </Table>
+        </Group>
+      )}
+    </Section>
   );
 }
 
