@@ -64,13 +64,6 @@ export interface LookupRequest<R> {
   /** The identifier looked up, unmasked: it is masked before it is stored. */
   identifier: string;
   find(registry: Registry): Promise<R | undefined>;
-  /**
-   * `find` only reads the registry and does nothing with the answer itself: its reads of the
-   * installation's own tables may then run beside the wallet pre-check (one round trip less per
-   * lookup), their record handed on once the pre-check passed. Without it (the face match, whose
-   * `find` takes a place and compares photos), `find` starts only after the pre-check passed.
-   */
-  readsOnly?: boolean | undefined;
   notFound(): ApiError;
   /** The request said `Cache-Control: no-cache`: cached upstream answers are skipped. */
   noCache?: boolean | undefined;
@@ -90,39 +83,23 @@ interface LookupTrace {
   latencyMs: number;
 }
 
-/** Thrown inside a lookup whose wallet pre-check failed: the lookup stops and answers 402. */
-class NotCovered extends Error {}
-
-/**
- * The registry as one lookup sees it: its options passed on, its calls timed, the answering
- * source noted, and the wallet pre-check (`covered`) in front of everything. A read of the
- * installation's own tables runs beside the pre-check, but its record is handed on only once the
- * pre-check passed (so nothing, a face match included, is done with it for a wallet that cannot
- * pay); a call to an upstream provider waits for the pre-check before it leaves (`beforeUpstream`).
- */
-function traced(registry: Registry, defaultSource: string, noCache: boolean, covered: Promise<boolean>): { registry: Registry; trace: LookupTrace } {
+/** The registry as one lookup sees it: its options passed on, its calls timed, the answering source noted. */
+function traced(registry: Registry, defaultSource: string, noCache: boolean): { registry: Registry; trace: LookupTrace } {
   const trace: LookupTrace = { source: defaultSource, latencyMs: 0 };
-  const gate = async () => {
-    if (!(await covered)) throw new NotCovered();
-  };
-  const options = { noCache, onAnswer: (source: string) => (trace.source = source), beforeUpstream: gate };
-  const timed = async <T>(call: () => Promise<T>): Promise<T> => {
+  const options = { noCache, onAnswer: (source: string) => (trace.source = source) };
+  const timed = async <T>(call: Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
-      return await call();
+      return await call;
     } finally {
       trace.latencyMs += performance.now() - started;
     }
   };
-  const gated = async <T>(call: () => Promise<T>): Promise<T> => {
-    const [answer] = await Promise.all([timed(call), gate()]);
-    return answer;
-  };
   return {
     trace,
     registry: {
-      find: (type, key) => gated(() => registry.find(type, key, options)),
-      findNinByPhone: (phone) => gated(() => registry.findNinByPhone(phone, options)),
+      find: (type, key) => timed(registry.find(type, key, options)),
+      findNinByPhone: (phone) => timed(registry.findNinByPhone(phone, options)),
     },
   };
 }
@@ -145,10 +122,8 @@ export class IdentityLookups {
 
   /**
    * Finds the record in the caller's mode's registry, records the lookup, and charges a live
-   * success. A live wallet short of the price answers 402 whatever the number, before any upstream
-   * call and before anything is done with a record, so an account that cannot pay learns nothing
-   * about the number and costs no upstream call (a `readsOnly` lookup reads the installation's own
-   * tables beside the pre-check, and drops what it read when the pre-check fails); the
+   * success. A live wallet short of the price answers 402 before anything is looked up, so an
+   * account that cannot pay learns nothing about the number and costs no upstream call; the
    * charge after the lookup checks again (a concurrent charge may have emptied the wallet
    * meanwhile: 402 then too). Not found is recorded, not charged. The usage row notes the
    * answering source and the registry latency.
@@ -162,27 +137,21 @@ export class IdentityLookups {
     const work = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
     const key = heldKey();
     const paidFor = key?.committed === true;
-    const refuse = async (): Promise<never> => {
+    if (!paidFor && !(await this.coverChecks.covers(work))) {
       const usageId = await recordUsage(this.db, work, 'insufficient_funds');
       if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
       count('insufficient_funds');
       throw paymentRequired();
-    };
-    // Started now and awaited by the registry (see traced) and below, whatever the lookup did.
-    const covered = paidFor ? Promise.resolve(true) : this.coverChecks.covers(work);
-    covered.catch(() => undefined);
-    if (!request.readsOnly && !(await covered)) return refuse();
-    const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache, covered);
+    }
+    const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache);
     let record: R | undefined;
     try {
       // A 503 (no upstream could answer) or a refused face match (429, 503) leaves here: no usage row, no charge.
       record = await request.find(registry);
     } catch (err) {
-      if (err instanceof NotCovered) return refuse();
       count(err instanceof LookupBusy ? 'busy' : err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');
       throw err;
     }
-    if (!(await covered)) return refuse();
     const usage = { ...work, source: trace.source, latencyMs: Math.round(trace.latencyMs) };
     if (record === undefined) {
       const usageId = await recordUsage(this.db, usage, 'not_found');

@@ -99,7 +99,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
-        readsOnly: true,
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
       return { status: 'success' as const, data: renderBvn(record, body, premium) as never };
@@ -139,7 +138,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('bvn', ref),
-        readsOnly: true,
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
       return reply.status(201).send({ status: 'success', data: renderBvnMatch(record, input) });
@@ -171,7 +169,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('nin', ref),
-        readsOnly: true,
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
       return reply.status(201).send({ status: 'success', data: renderNin(record, body, request.auth.payloadType) });
@@ -203,7 +200,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.findNinByPhone(phone),
-        readsOnly: true,
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
       return { status: 'success' as const, data: renderNin(record, body, request.auth.payloadType) };
@@ -235,7 +231,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('vnin', vNin),
-        readsOnly: true,
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
       return reply.status(201).send({ status: 'success', data: renderVnin(record, body, request.auth.payloadType) });
@@ -267,7 +262,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('drivers_license', licenseNo),
-        readsOnly: true,
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
       return reply.status(201).send({ status: 'success', data: renderDriversLicense(record, body) });
@@ -299,7 +293,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('vin', vin),
-        readsOnly: true,
         notFound: notFoundB('Voters details not found'),
       });
       return reply.status(201).send({ status: 'success', data: renderVin(record) });
@@ -333,7 +326,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('cac', key),
-        readsOnly: true,
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
       return { status: 'success' as const, data: renderCac(record) };
@@ -364,7 +356,6 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
         find: (registry) => registry.find('tin', tin),
-        readsOnly: true,
         notFound: notFoundB('Company with the provided TIN not found'),
       });
       return { status: 'success' as const, data: renderTin(record) };

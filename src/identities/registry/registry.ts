@@ -6,13 +6,6 @@ export interface LookupOptions {
   noCache?: boolean | undefined;
   /** Told which source answered: `embedded`, `cache`, or an upstream's name. */
   onAnswer?: ((source: string) => void) | undefined;
-  /**
-   * Awaited before anything leaves the installation (an upstream provider's call); it throws to
-   * stop the lookup there. Reads of this installation's own tables (the embedded registry, the
-   * upstream cache, the sandbox) do not wait for it: IdentityLookups runs them beside the wallet
-   * pre-check and hands their answer on only once the pre-check passed.
-   */
-  beforeUpstream?: (() => Promise<void>) | undefined;
 }
 
 /**

@@ -145,7 +145,6 @@ export class UpstreamRouter implements Registry {
       if (!source) continue;
       failed.push(source);
       if (!source.breaker.allow(Date.now())) continue;
-      await options.beforeUpstream?.();
       const started = performance.now();
       try {
         const record = await askSource(source, type, key);
