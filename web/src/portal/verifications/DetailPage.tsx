@@ -2,13 +2,13 @@ import { Alert, Anchor, Badge, Button, Card, Code, Group, Image, Modal, SimpleGr
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, ApiRequestError, errorMessage, unwrap } from '../../api/client';
+import { api, ApiRequestError, unwrap } from '../../api/client';
 import { formatDateTime, StatusBadge } from '../../components/format';
 import { PageHeader } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, useMode } from '../context';
 import { isKind, kindLabel, type Kind } from './labels';
-import { StatusPill, useCompact } from './parts';
+import { ConfirmCancel, StatusPill, useCompact } from './parts';
 
 const EVENTS: Record<string, string> = {
   created: 'Created',
@@ -273,27 +273,10 @@ function Detail({ kind, id }: { kind: Kind; id: string }) {
           </Stack>
         )}
       </Modal>
-      <Modal opened={confirming} onClose={() => setConfirming(false)} title="Cancel this verification?" centered>
-        <Stack>
-          <Text size="sm">
-            It stops here and a cancellation webhook is sent.{' '}
-            {mode === 'live' ? `The price is refunded while no ${field ? 'visit' : 'answer'} has started.` : 'Test mode charges nothing.'}
-          </Text>
-          {cancel.error && (
-            <Alert color="red" role="alert">
-              {errorMessage(cancel.error)}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => setConfirming(false)}>
-              Keep it
-            </Button>
-            <Button color="red" loading={cancel.isPending} onClick={() => cancel.mutate()}>
-              Yes, cancel it
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmCancel opened={confirming} title="Cancel this verification?" onClose={() => setConfirming(false)} onConfirm={() => cancel.mutate()} pending={cancel.isPending} error={cancel.error}>
+        It stops here and a cancellation webhook is sent.{' '}
+        {mode === 'live' ? `The price is refunded while no ${field ? 'visit' : 'answer'} has started.` : 'Test mode charges nothing.'}
+      </ConfirmCancel>
     </Stack>
   );
 }

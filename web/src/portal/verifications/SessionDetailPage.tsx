@@ -1,14 +1,14 @@
-import { Alert, Anchor, Badge, Button, Card, Group, Image, List, Modal, SimpleGrid, Stack, Table, Text, Timeline } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Card, Group, Image, List, SimpleGrid, Stack, Table, Text, Timeline } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, ApiRequestError, errorMessage, unwrap } from '../../api/client';
+import { api, ApiRequestError, unwrap } from '../../api/client';
 import type { operations } from '../../api/schema';
 import { formatDateTime, Money, StatusBadge } from '../../components/format';
 import { PageHeader } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, useMode } from '../context';
-import { useCompact } from './parts';
+import { ConfirmCancel, useCompact } from './parts';
 import { SessionStatusPill } from './SessionsList';
 
 type Session = operations['portalGetVerificationSession']['responses'][200]['content']['application/json'];
@@ -204,27 +204,10 @@ function SessionDetail({ id }: { id: string }) {
         <AttemptCard key={attempt.number} session={d} attempt={attempt} />
       ))}
       <Deliveries session={d} />
-      <Modal opened={confirming} onClose={() => setConfirming(false)} title="Cancel this session?" centered>
-        <Stack>
-          <Text size="sm">
-            The person’s link stops working at once and they cannot finish. Nothing is charged and no webhook is sent; your backend learns it by fetching the session. This cannot be
-            undone.
-          </Text>
-          {cancel.error && (
-            <Alert color="red" role="alert">
-              {errorMessage(cancel.error)}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => setConfirming(false)}>
-              Keep it
-            </Button>
-            <Button color="red" loading={cancel.isPending} onClick={() => cancel.mutate()}>
-              Yes, cancel it
-            </Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <ConfirmCancel opened={confirming} title="Cancel this session?" onClose={() => setConfirming(false)} onConfirm={() => cancel.mutate()} pending={cancel.isPending} error={cancel.error}>
+        The person’s link stops working at once and they cannot finish. Nothing is charged and no webhook is sent; your backend learns it by fetching the session. This cannot be
+        undone.
+      </ConfirmCancel>
     </Stack>
   );
 }
