@@ -14,6 +14,7 @@ interface Waiting {
   resolve(): void;
   reject(err: unknown): void;
 }
+
 /**
  * Access-log rows of the requests in flight, written together: one INSERT (and one commit, one
  * WAL flush) in flight per database at a time; rows arriving meanwhile go in the next one. Each
