@@ -11,6 +11,7 @@ import { keyringOf } from '../src/platform/crypto/fields.js';
 import { importRegistry, type ImportProgress } from '../src/identities/registry/import.js';
 import { DATE_FIELDS, vninId } from '../src/identities/registry/import-records.js';
 import { bearer, buildTestContext, type TestContext } from './helpers/app.js';
+import { Statements } from './helpers/statements.js';
 import { cliJson, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from './helpers/cli.js';
 
 const RECORDS: { [T in IdentityType]: RecordOf[T] } = {
@@ -71,6 +72,28 @@ describe('registry import', () => {
     }
     expect(await registry.find('cac', cacKey('business', 'RC 123'))).toBeUndefined();
     expect(await registry.find('bvn', '12100000001')).toBeUndefined();
+  });
+
+  it('reads the lookups of a type that arrive together in one statement, each answered with its own copy', async () => {
+    await importRegistry(db(), jsonl([bvn('22200000001'), bvn('22200000002', 'Ada'), line('nin', RECORDS.nin)]));
+    const statements = new Statements();
+    const batched = new EmbeddedRegistry(db().withPlugin(statements));
+    const found = await Promise.all([
+      batched.find('bvn', '22200000001'),
+      batched.find('bvn', '22200000002'),
+      batched.find('bvn', '22200000001'),
+      batched.find('bvn', '22299999999'),
+      batched.find('nin', '12100000001'),
+      batched.find('nin', '22200000002'),
+    ]);
+    expect(found).toEqual([RECORDS.bvn, { ...RECORDS.bvn, bvn: '22200000002', firstname: 'Ada' }, RECORDS.bvn, undefined, RECORDS.nin, undefined]);
+    // Per type: the first lookup alone, then the ones that arrived while it ran, together.
+    expect(statements.count).toBe(4);
+    // Two lookups of one number share the read, not the record: changing one leaves the other.
+    expect(found[0]).not.toBe(found[2]);
+    // Alone, a lookup is one statement, as before.
+    expect(await batched.find('bvn', '22200000002')).toMatchObject({ firstname: 'Ada' });
+    expect(statements.count).toBe(5);
   });
 
   it('finds a NIN by its phone in E.164 whatever form the file and the caller wrote it in', async () => {

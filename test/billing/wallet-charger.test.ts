@@ -1,8 +1,8 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
 import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { Statements } from '../helpers/statements.js';
 
 const CHEAP = { type: 'test_cheap', defaultPrice: 1_000 };
 const DEAR = { type: 'test_dear', defaultPrice: 5_000 };
@@ -62,32 +62,6 @@ describe('wallet charger', () => {
     expect(await ledgerSum(org.id)).toBe(0);
   });
 });
-
-/** Counts the statements run through it; while `hold` is set, keeps each result until `release()`. */
-class Statements implements KyselyPlugin {
-  count = 0;
-  hold = false;
-  private readonly held: (() => void)[] = [];
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.count += 1;
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
-    return args.result;
-  }
-
-  async untilHeld(): Promise<void> {
-    while (this.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-
-  release(): void {
-    this.hold = false;
-    for (const resolve of this.held.splice(0)) resolve();
-  }
-}
 
 describe('cover checks (the wallet look before an identity lookup)', () => {
   let database: TestDatabase;

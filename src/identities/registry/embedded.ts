@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { keyringOf } from '../../platform/crypto/fields.js';
+import { Batches } from '../../platform/batches.js';
+import { keyringOf, protectionOf } from '../../platform/crypto/fields.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import { registryIndex } from './import.js';
@@ -10,17 +11,33 @@ import type { Registry } from './registry.js';
  * found by blind index (an HMAC of the number or phone) and their records come back decrypted.
  */
 export class EmbeddedRegistry implements Registry {
-  constructor(private readonly db: Kysely<DB>) {}
+  /**
+   * Lookups of one type arriving together are read in one statement (src/platform/batches.ts):
+   * each gets the record as stored, and decrypts its own copy.
+   */
+  private readonly reads: Batches<string, string | undefined>;
+
+  constructor(private readonly db: Kysely<DB>) {
+    this.reads = new Batches((type, indexes) => this.readSealed(type, indexes));
+  }
 
   /** `key` as `registryKey`/`cacKey` produce it: the caller normalises the number. */
   async find<T extends IdentityType>(type: T, key: string): Promise<RecordOf[T] | undefined> {
-    const row = await this.db
+    const sealed = await this.reads.add(type, registryIndex(keyringOf(this.db), type, key));
+    return sealed === undefined ? undefined : (protectionOf(this.db).reveal(sealed) as RecordOf[T]);
+  }
+
+  /** The stored (encrypted) records under these blind indexes, one per index, in order. */
+  private async readSealed(type: string, indexes: string[]): Promise<(string | undefined)[]> {
+    const rows = await this.db
       .selectFrom('registry_records')
-      .select('record')
-      .where('type', '=', type)
-      .where('key', '=', registryIndex(keyringOf(this.db), type, key))
-      .executeTakeFirst();
-    return row?.record as RecordOf[T] | undefined;
+      // Under a name the field protection does not decrypt: each lookup decrypts its own copy.
+      .select(['key', 'record as sealed'])
+      .where('type', '=', type as IdentityType)
+      .where('key', '=', sql<string>`any(${[...new Set(indexes)]}::text[])`)
+      .execute();
+    const byIndex = new Map(rows.map((row) => [row.key, row.sealed as unknown as string]));
+    return indexes.map((index) => byIndex.get(index));
   }
 
   /** Several people can share a phone; the most recently imported record answers. */
