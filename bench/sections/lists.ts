@@ -3,7 +3,7 @@ import path from 'node:path';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
-import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
+import { lastJsonLine, NO_RATE_LIMITS, profilerArgs, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { insertInBatches, withSealer } from '../lib/sealed.js';
 import { atLeast, atMost, type Section } from '../lib/section.js';
@@ -104,7 +104,7 @@ async function startServers(root: string, vouchMain: string, env: Env): Promise<
   const vouch = await startServer({
     name: 'vouch',
     command: process.execPath,
-    args: [vouchMain, 'serve'],
+    args: [...profilerArgs(), vouchMain, 'serve'],
     cwd: root,
     env: { ...env, ...NO_RATE_LIMITS, VOUCH_WORKER: 'off', DATABASE_POOL_SIZE: pool },
   });

@@ -84,7 +84,7 @@ async function allowedOriginsFor(db: Kysely<DB>, token: string): Promise<string[
 
 function sendPage(reply: FastifyReply, status: number, body: string | Buffer, framing: Framing, imageOrigins: string[]) {
   const embedded = framing.kind === 'embed' || framing.kind === 'not_allowed';
-  if (embedded) reply.raw.removeHeader('x-frame-options');
+  if (embedded) reply.removeHeader('x-frame-options');
   return reply
     .status(status)
     .headers({
