@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
+import { Batches } from '../platform/batches.js';
 import type { DB } from '../platform/db/schema.js';
 import type { AccessEntry } from './service.js';
 
@@ -9,50 +10,18 @@ interface ListView {
   ids: readonly (string | number)[];
 }
 
-interface Waiting {
-  view: ListView;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 /**
- * Access-log rows of the requests in flight, written together: one INSERT (and one commit, one
- * WAL flush) in flight per database at a time; rows arriving meanwhile go in the next one. Each
- * caller's promise settles when the statement holding its rows has committed (or failed), so a
- * list answered is still a list logged, as with one INSERT per request. The `/v1` lists, which
- * clients poll at high rates, write through it.
+ * Access-log rows of the requests in flight, written together (src/platform/batches.ts): one
+ * INSERT (and one commit, one WAL flush) in flight per database at a time; rows arriving meanwhile
+ * go in the next one. Each caller's promise settles when the statement holding its rows has
+ * committed (or failed), so a list answered is still a list logged, as with one INSERT per
+ * request. The `/v1` lists, which clients poll at high rates, write through it.
  */
-class AccessLogBatcher {
-  private waiting: Waiting[] = [];
-  private writing = false;
-
-  constructor(private readonly db: Kysely<DB>) {}
-
-  write(view: ListView): Promise<void> {
-    if (view.ids.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ view, resolve, reject });
-      if (!this.writing) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting;
-        this.waiting = [];
-        try {
-          await insertViews(this.db, batch.map((waiting) => waiting.view));
-          for (const waiting of batch) waiting.resolve();
-        } catch (err) {
-          for (const waiting of batch) waiting.reject(err);
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
-  }
+function accessLogBatches(db: Kysely<DB>): Batches<ListView, void> {
+  return new Batches(async (_, views) => {
+    await insertViews(db, views);
+    return views.map(() => undefined);
+  }, Infinity);
 }
 
 /**
@@ -74,15 +43,16 @@ async function insertViews(db: Kysely<DB>, views: readonly ListView[]): Promise<
     cross join lateral jsonb_array_elements_text(v.ids::jsonb) as shown(id)`.execute(db);
 }
 
-const batchers = new WeakMap<Kysely<DB>, AccessLogBatcher>();
+const batchers = new WeakMap<Kysely<DB>, Batches<ListView, void>>();
 
 /** An API list's page (`GET /v1/...`), one row per record, written with the other requests' in flight. */
 export function logApiList(db: Kysely<DB>, request: FastifyRequest, resource: string, ids: readonly (string | number)[]): Promise<void> {
-  let batcher = batchers.get(db);
-  if (!batcher) {
-    batcher = new AccessLogBatcher(db);
-    batchers.set(db, batcher);
+  if (ids.length === 0) return Promise.resolve();
+  let batches = batchers.get(db);
+  if (!batches) {
+    batches = accessLogBatches(db);
+    batchers.set(db, batches);
   }
   const { auth } = request;
-  return batcher.write({ shared: { orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action: 'list', resource, ip: request.ip }, ids });
+  return batches.add('', { shared: { orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action: 'list', resource, ip: request.ip }, ids });
 }
