@@ -40,10 +40,7 @@ export class Batches<I, O> {
     while (queue.length > 0) {
       const batch = queue.splice(0, this.maxBatch);
       try {
-        const outputs = await this.run(
-          group,
-          batch.map((waiting) => waiting.input),
-        );
+        const outputs = await this.run(group, batch.map((waiting) => waiting.input));
         if (outputs.length !== batch.length) throw new Error(`a batch of ${batch.length} in ${group} gave ${outputs.length} answers`);
         batch.forEach((waiting, i) => waiting.resolve(outputs[i]!));
       } catch (error) {

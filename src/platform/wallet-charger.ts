@@ -12,10 +12,10 @@ const MAX_BATCH = 256;
  * charging each lookup in its own transaction caps an organization at a few hundred lookups a
  * second. Instead each process keeps at most one charge transaction in flight per organization;
  * the charges that arrive meanwhile wait and go together in the next one (group commit,
- * src/platform/batches.ts). At low
- * load a batch holds one charge and nothing waits. Charges are granted in arrival order while
- * the balance covers them; the rest are refused (402) and recorded as `insufficient_funds`.
- * The row lock still serialises batches across processes, so no wallet is ever overdrawn.
+ * src/platform/batches.ts). At low load a batch holds one charge and nothing waits. Charges are
+ * granted in arrival order while the balance covers them; the rest are refused (402) and
+ * recorded as `insufficient_funds`. The row lock still serialises batches across processes, so
+ * no wallet is ever overdrawn.
  */
 export class WalletCharger {
   private readonly batches: Batches<{ input: UsageInput; outcome: string }, UsageResult>;

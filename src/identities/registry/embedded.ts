@@ -13,9 +13,10 @@ import type { Registry } from './registry.js';
 export class EmbeddedRegistry implements Registry {
   /**
    * Lookups of one type arriving together are read in one statement (src/platform/batches.ts):
-   * each gets the record as stored, and decrypts its own copy.
+   * each gets the record as stored (encrypted; a record stored before encryption, as it is), and
+   * decrypts its own copy.
    */
-  private readonly reads: Batches<string, string | undefined>;
+  private readonly reads: Batches<string, unknown>;
 
   constructor(private readonly db: Kysely<DB>) {
     this.reads = new Batches((type, indexes) => this.readSealed(type, indexes));
@@ -28,7 +29,7 @@ export class EmbeddedRegistry implements Registry {
   }
 
   /** The stored (encrypted) records under these blind indexes, one per index, in order. */
-  private async readSealed(type: string, indexes: string[]): Promise<(string | undefined)[]> {
+  private async readSealed(type: string, indexes: string[]): Promise<unknown[]> {
     const rows = await this.db
       .selectFrom('registry_records')
       // Under a name the field protection does not decrypt: each lookup decrypts its own copy.
@@ -36,7 +37,7 @@ export class EmbeddedRegistry implements Registry {
       .where('type', '=', type as IdentityType)
       .where('key', '=', sql<string>`any(${[...new Set(indexes)]}::text[])`)
       .execute();
-    const byIndex = new Map(rows.map((row) => [row.key, row.sealed as unknown as string]));
+    const byIndex = new Map<string, unknown>(rows.map((row) => [row.key, row.sealed]));
     return indexes.map((index) => byIndex.get(index));
   }
 
