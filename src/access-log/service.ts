@@ -72,13 +72,19 @@ export function sessionViewer(request: FastifyRequest, resource: string): PageVi
 
 /**
  * The data-modifying CTE that writes one access row per row of the CTE `page` (its id in
- * `idColumn`, in page order by `order`), to be put in the statement that reads the page.
+ * `idColumn`, in page order by `order`), to be put in the statement that reads the page. Its
+ * values are `accessLogOfPageParameters`, in that order (`order` takes none).
  */
 export function accessLogOfPage(scope: { orgId: string; mode: Mode }, viewer: PageViewer, idColumn: string, order: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`logged_access as (
     insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
     select ${scope.orgId}::uuid, ${scope.mode}, ${viewer.actorKind}, ${viewer.actorId}, ${viewer.channel}, ${viewer.action}, ${viewer.resource}, page.${sql.ref(idColumn)}::text, ${viewer.ip}
     from page ${order})`;
+}
+
+/** The values `accessLogOfPage` puts in its statement, in order (for a statement compiled once). */
+export function accessLogOfPageParameters(scope: { orgId: string; mode: Mode }, viewer: PageViewer): unknown[] {
+  return [scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip];
 }
 
 /** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */

@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { Type } from 'typebox';
-import { accessLogOfPage, type PageViewer } from '../access-log/service.js';
+import { accessLogOfPage, accessLogOfPageParameters, type PageViewer } from '../access-log/service.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -68,6 +68,10 @@ export interface SequencedTable<Row> {
  * With a `viewer`, the same statement writes the page's rows to the personal data access log
  * (src/access-log): the list shows personal data, and its log rows commit with the read, before
  * the answer, without a second round trip.
+ *
+ * The statement's text depends only on its shape (table, columns, whether it logs), so it is
+ * compiled once per shape and each page sends only its parameters: lists are the most frequent
+ * reads, and building and compiling the query was a measurable part of each (docs/benchmarks.md).
  */
 export async function pageBySequence<Row>(
   db: Kysely<DB>,
@@ -76,9 +80,32 @@ export async function pageBySequence<Row>(
   page: Page,
   viewer?: PageViewer,
 ): Promise<{ rows: Row[]; total: number }> {
+  const parameters = pageParameters(source, scope, page, viewer);
+  const shape = `${db.getExecutor().adapter.constructor.name}|${source.table}|${source.columns?.join(',') ?? '*'}|${viewer ? 'logged' : ''}`;
+  let text = compiledPages.get(shape);
+  if (text === undefined) {
+    const compiled = pageQuery(source, scope, page, viewer).compile(db);
+    // The parameters are sent by position: the hand-kept list must be the one the query makes.
+    if (compiled.parameters.length !== parameters.length || compiled.parameters.some((value, i) => value !== parameters[i])) {
+      throw new Error(`pageBySequence: the parameters of ${shape} do not match its statement`);
+    }
+    text = compiled.sql;
+    compiledPages.set(shape, text);
+  }
+  const { rows } = await db.executeQuery<Row & { page_total: number; page_seq: number | null }>(CompiledQuery.raw(text, parameters));
+  const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
+  // Past the end, the left join still gives the counter's one row, with no page columns.
+  return { rows: rows[0]?.page_seq == null ? [] : rows, total };
+}
+
+/** The page statement's text by shape (dialect, table, columns, logged or not). */
+const compiledPages = new Map<string, string>();
+
+/** The page statement; its values must be those of `pageParameters`, in the same order. */
+function pageQuery<Row>(source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer) {
   const selected = source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
   const logged = viewer ? sql`, ${accessLogOfPage(scope, viewer, 'page_id', sql`order by page.page_seq desc`)}` : sql``;
-  const { rows } = await sql<Row & { page_total: number; page_seq: number | null }>`
+  return sql<Row & { page_total: number; page_seq: number | null }>`
     with counter as (
       select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
     ), page as (
@@ -92,10 +119,13 @@ export async function pageBySequence<Row>(
       ) window_rows
     )${logged}
     select counter.value as page_total, page.* from counter left join page on true
-    order by page.page_seq desc`.execute(db);
-  const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
-  // Past the end, the left join still gives the counter's one row, with no page columns.
-  return { rows: rows[0]?.page_seq == null ? [] : rows, total };
+    order by page.page_seq desc`;
+}
+
+function pageParameters<Row>(source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer): unknown[] {
+  const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
+  if (viewer) parameters.push(...accessLogOfPageParameters(scope, viewer));
+  return parameters;
 }
 
 export function listEnvelope<T>(data: T[], page: Page, total: number) {

@@ -248,6 +248,20 @@ describe('address verifications', () => {
       expect((await http.get(`${BASE}?offset=100000`, org.testSecret)).json().data).toEqual([]);
     });
 
+    it('gives each organization its own rows through the one compiled page statement', async () => {
+      // The page statement is compiled once per shape (src/platform/pagination.ts); only its
+      // parameters differ between organizations, pages and modes.
+      const other = await t.org({ riskLevel: 'LOW' });
+      const own = [];
+      for (let i = 0; i < 2; i++) own.push((await http.post(BASE, other.testSecret, { ...ADDRESS_BODY, reference: `other-${i}` })).json().data.id);
+      const first = (await http.get(BASE, org.testSecret)).json();
+      const second = (await http.get(BASE, other.testSecret)).json();
+      expect(second._pagination).toEqual({ limit: 20, offset: 0, total: 2 });
+      expect(second.data.map((r: { id: number }) => r.id)).toEqual(own.reverse());
+      expect(first.data.map((r: { id: number }) => r.id)).toEqual(ids.slice(-20).reverse());
+      expect((await http.get(BASE, other.liveSecret)).json()).toEqual({ status: 'success', _pagination: { limit: 20, offset: 0, total: 0 }, data: [] });
+    });
+
     it('refuses bad limit and offset values with 400 style A', async () => {
       for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=-1', 'limit=1.5', 'offset=-1', 'offset=x', 'offset=1e3']) {
         const error = expectStyleA(await http.get(`${BASE}?${query}`, org.testSecret), 400, 'VALIDATION_ERROR');
