@@ -52,9 +52,9 @@ export async function logAccess(db: Kysely<DB>, entries: readonly AccessEntry[])
 /**
  * Who a page of records is shown to, for a list that logs its page in the statement that reads
  * it (`pageBySequence`, the portal's filtered lists): one round trip instead of two, and the page
- * and its log rows commit together, before the answer is sent. The `/v1` lists, polled at far
- * higher rates, write through the batch writer instead (batch.ts: one commit for the requests in
- * flight).
+ * and its log rows commit together, before the answer is sent. `pageBySequence` reads and logs
+ * the pages of one table asked for at the same time in one statement, so the `/v1` lists, polled
+ * at high rates, pay one commit for the lists in flight.
  */
 export interface PageViewer {
   actorKind: AccessActorKind;
@@ -65,6 +65,11 @@ export interface PageViewer {
   ip: string | null;
 }
 
+/** The viewer of an API list (`GET /v1/...`): the secret that read it. */
+export function apiViewer(request: FastifyRequest, resource: string): PageViewer {
+  return { actorKind: 'api', actorId: request.auth.secretId, channel: 'api', action: 'list', resource, ip: request.ip };
+}
+
 /** The viewer of a portal list: the signed-in member. */
 export function sessionViewer(request: FastifyRequest, resource: string): PageViewer {
   return { actorKind: 'member', actorId: request.portal.person.id, channel: 'portal', action: 'list', resource, ip: request.ip };
@@ -72,19 +77,14 @@ export function sessionViewer(request: FastifyRequest, resource: string): PageVi
 
 /**
  * The data-modifying CTE that writes one access row per row of the CTE `page` (its id in
- * `idColumn`, in page order by `order`), to be put in the statement that reads the page. Its
- * values are `accessLogOfPageParameters`, in that order (`order` takes none).
+ * `idColumn`, in page order by `order`), to be put in the statement that reads the page (the
+ * portal's filtered lists; `pageBySequence` writes its own for the pages it reads together).
  */
 export function accessLogOfPage(scope: { orgId: string; mode: Mode }, viewer: PageViewer, idColumn: string, order: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`logged_access as (
     insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
     select ${scope.orgId}::uuid, ${scope.mode}, ${viewer.actorKind}, ${viewer.actorId}, ${viewer.channel}, ${viewer.action}, ${viewer.resource}, page.${sql.ref(idColumn)}::text, ${viewer.ip}
     from page ${order})`;
-}
-
-/** The values `accessLogOfPage` puts in its statement, in order (for a statement compiled once). */
-export function accessLogOfPageParameters(scope: { orgId: string; mode: Mode }, viewer: PageViewer): unknown[] {
-  return [scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip];
 }
 
 /** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { logApiList } from '../access-log/batch.js';
-import { logApiAccess } from '../access-log/service.js';
+import { apiViewer, logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { sandboxReport } from '../agents/sandbox.js';
 import { errorsA, IdParam, listOf, Ok, success } from '../agents/schemas.js';
@@ -96,8 +95,7 @@ export async function addressRoutes(parent: FastifyInstance, { db, urls }: Addre
     },
     async (request) => {
       const page = parsePage(request.query);
-      const { records, total } = await listAddressVerifications(db, scopeOf(request.auth), page, urls);
-      await logApiList(db, request, 'address', records.map((record) => record.id));
+      const { records, total } = await listAddressVerifications(db, scopeOf(request.auth), page, urls, apiViewer(request, 'address'));
       return listEnvelope(records, page, total);
     },
   );

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { logApiList } from '../access-log/batch.js';
-import { logApiAccess } from '../access-log/service.js';
+import { apiViewer, logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { OutcomeBody } from '../addresses/schemas.js';
 import { parseId } from '../addresses/service.js';
@@ -123,8 +122,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls, regist
       },
       async (request) => {
         const page = parsePage(request.query);
-        const { records, total } = await listBusinessVerifications(db, scopeOf(request.auth), page, urls);
-        await logApiList(db, request, 'business', records.map((record) => record.id));
+        const { records, total } = await listBusinessVerifications(db, scopeOf(request.auth), page, urls, apiViewer(request, 'business'));
         return listEnvelope(records, page, total);
       },
     );

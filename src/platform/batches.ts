@@ -4,41 +4,48 @@ interface Waiting<I, O> {
   reject(error: unknown): void;
 }
 
+interface Group<I, O> {
+  queue: Waiting<I, O>[];
+  /** Batches of the group in flight. */
+  running: number;
+}
+
 /**
  * Group commit for statements that many requests make at once: per group (an organization's
- * wallet, a registry type) at most one statement is in flight; what arrives meanwhile waits and
- * goes together in the next one, which starts after every one of them arrived. At low load a
- * batch holds one input and nothing waits; under load a busy group pays one round trip per
- * batch instead of one per request.
+ * wallet, a registry type, a list's table) at most `concurrency` statements are in flight (one
+ * unless said otherwise); what arrives while they all are waits and goes together in the next
+ * one, which starts as soon as one of them is done. At low load a batch holds one input and
+ * nothing waits; under load a busy group pays one round trip per batch instead of one per request.
  *
  * `run` gets a group's inputs in arrival order and returns one output per input, in order; if
  * it throws, every input of that batch is rejected with the error.
  */
 export class Batches<I, O> {
-  private readonly queues = new Map<string, Waiting<I, O>[]>();
+  private readonly groups = new Map<string, Group<I, O>>();
 
   constructor(
     private readonly run: (group: string, inputs: I[]) => Promise<O[]>,
     private readonly maxBatch = 256,
+    private readonly concurrency = 1,
   ) {}
 
   add(group: string, input: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      const waiting = { input, resolve, reject };
-      const queue = this.queues.get(group);
-      if (queue) {
-        queue.push(waiting);
-        return;
+      let state = this.groups.get(group);
+      if (!state) {
+        state = { queue: [], running: 0 };
+        this.groups.set(group, state);
       }
-      this.queues.set(group, [waiting]);
-      void this.drain(group);
+      state.queue.push({ input, resolve, reject });
+      if (state.running < this.concurrency) void this.drain(group, state);
     });
   }
 
-  private async drain(group: string): Promise<void> {
-    const queue = this.queues.get(group)!;
-    while (queue.length > 0) {
-      const batch = queue.splice(0, this.maxBatch);
+  /** Runs batches of the group's queue, one after another, until it is empty. */
+  private async drain(group: string, state: Group<I, O>): Promise<void> {
+    state.running += 1;
+    while (state.queue.length > 0) {
+      const batch = state.queue.splice(0, this.maxBatch);
       try {
         const outputs = await this.run(group, batch.map((waiting) => waiting.input));
         if (outputs.length !== batch.length) throw new Error(`a batch of ${batch.length} in ${group} gave ${outputs.length} answers`);
@@ -47,6 +54,7 @@ export class Batches<I, O> {
         for (const waiting of batch) waiting.reject(error);
       }
     }
-    this.queues.delete(group);
+    state.running -= 1;
+    if (state.running === 0) this.groups.delete(group);
   }
 }

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { Type } from 'typebox';
-import { accessLogOfPage, accessLogOfPageParameters, type PageViewer } from '../access-log/service.js';
+import type { PageViewer } from '../access-log/service.js';
+import { Batches } from './batches.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -65,67 +66,170 @@ export interface SequencedTable<Row> {
  * scope's counter gives the total and the page is the `seq` range below it, so the cost is an
  * index range scan whatever the offset. A scope with no counter has no rows (total 0).
  *
- * With a `viewer`, the same statement writes the page's rows to the personal data access log
- * (src/access-log): the list shows personal data, and its log rows commit with the read, before
- * the answer, without a second round trip.
+ * With a `viewer`, the page's rows are written to the personal data access log (src/access-log)
+ * by the statement that reads the page: the page and its log rows commit together, before the
+ * answer, in one round trip. Logged pages of one shape that are asked for at the same time are
+ * read and logged by one statement (`loggedPages`): lists are the most frequent reads, and under
+ * load a statement and a commit per list was what they cost the database most.
  *
- * The statement's text depends only on its shape (table, columns, whether it logs), so it is
- * compiled once per shape and each page sends only its parameters: lists are the most frequent
- * reads, and building and compiling the query was a measurable part of each (docs/benchmarks.md).
+ * The statement's text depends only on its shape (table, columns), so it is compiled once per
+ * shape and each call sends only its parameters: building and compiling the query was a
+ * measurable part of each list (docs/benchmarks.md).
  */
-export async function pageBySequence<Row>(
-  db: Kysely<DB>,
-  source: SequencedTable<Row>,
-  scope: Scope,
-  page: Page,
-  viewer?: PageViewer,
-): Promise<{ rows: Row[]; total: number }> {
-  const parameters = pageParameters(source, scope, page, viewer);
-  const shape = `${db.getExecutor().adapter.constructor.name}|${source.table}|${source.columns?.join(',') ?? '*'}|${viewer ? 'logged' : ''}`;
-  let text = compiledPages.get(shape);
-  if (text === undefined) {
-    const compiled = pageQuery(source, scope, page, viewer).compile(db);
-    // The parameters are sent by position: the hand-kept list must be the one the query makes.
-    if (compiled.parameters.length !== parameters.length || compiled.parameters.some((value, i) => value !== parameters[i])) {
-      throw new Error(`pageBySequence: the parameters of ${shape} do not match its statement`);
-    }
-    text = compiled.sql;
-    compiledPages.set(shape, text);
-  }
-  const { rows } = await db.executeQuery<Row & { page_total: number; page_seq: number | null }>(CompiledQuery.raw(text, parameters));
-  const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
-  // Past the end, the left join still gives the counter's one row, with no page columns.
-  return { rows: rows[0]?.page_seq == null ? [] : rows, total };
+export function pageBySequence<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
+  if (viewer) return loggedPagesOf(db).add(shapeOf(db, source), { source, scope, page, viewer }) as Promise<{ rows: Row[]; total: number }>;
+  return unloggedPage(db, source, scope, page);
 }
 
-/** The page statement's text by shape (dialect, table, columns, logged or not). */
-const compiledPages = new Map<string, string>();
+/** The text of a statement by shape (dialect, table, columns, logged or not). */
+const compiledStatements = new Map<string, string>();
 
-/** The page statement; its values must be those of `pageParameters`, in the same order. */
-function pageQuery<Row>(source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer) {
-  const selected = source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
-  const logged = viewer ? sql`, ${accessLogOfPage(scope, viewer, 'page_id', sql`order by page.page_seq desc`)}` : sql``;
-  return sql<Row & { page_total: number; page_seq: number | null }>`
+/** A sequenced table whatever its row type. */
+type AnyTable = Pick<SequencedTable<unknown>, 'table' | 'kind'> & { columns?: readonly string[] };
+
+function shapeOf(db: Kysely<DB>, source: AnyTable): string {
+  return `${db.getExecutor().adapter.constructor.name}|${source.table}|${source.kind}|${source.columns?.join(',') ?? '*'}`;
+}
+
+/**
+ * Runs a statement compiled once per shape: `build` makes it (values in `parameters` order, which
+ * is checked on first use, since later calls send their values by position).
+ */
+async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonly unknown[], build: () => { compile(db: Kysely<DB>): CompiledQuery }): Promise<R[]> {
+  let text = compiledStatements.get(shape);
+  if (text === undefined) {
+    const compiled = build().compile(db);
+    if (compiled.parameters.length !== parameters.length || compiled.parameters.some((value, i) => value !== parameters[i])) {
+      throw new Error(`pagination: the parameters of ${shape} do not match its statement`);
+    }
+    text = compiled.sql;
+    compiledStatements.set(shape, text);
+  }
+  const { rows } = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]));
+  return rows;
+}
+
+function selectedColumns(source: AnyTable) {
+  return source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
+}
+
+type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number | null };
+
+async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page): Promise<{ rows: Row[]; total: number }> {
+  const parameters = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
+  const rows = await runCompiled<PageRow<Row>>(db, shapeOf(db, source), parameters, () => sql`
     with counter as (
       select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
     ), page as (
       select window_rows.* from counter cross join lateral (
-        select page_table.seq as page_seq, page_table.id as page_id, ${selected} from ${sql.table(source.table)} page_table
+        select page_table.seq as page_seq, page_table.id as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
         where page_table.org_id = ${scope.orgId} and page_table.mode = ${scope.mode}
           and page_table.seq > counter.value - ${page.offset + page.limit}::bigint
           and page_table.seq <= counter.value - ${page.offset}::bigint
         order by page_table.seq desc
         limit ${page.limit}
       ) window_rows
-    )${logged}
+    )
     select counter.value as page_total, page.* from counter left join page on true
-    order by page.page_seq desc`;
+    order by page.page_seq desc`);
+  const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
+  // Past the end, the left join still gives the counter's one row, with no page columns.
+  return { rows: rows[0]?.page_seq == null ? [] : rows, total };
 }
 
-function pageParameters<Row>(source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer): unknown[] {
-  const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
-  if (viewer) parameters.push(...accessLogOfPageParameters(scope, viewer));
-  return parameters;
+/** A logged page asked for: what to read, and who it is shown to. */
+interface LoggedPage {
+  source: AnyTable;
+  scope: Scope;
+  page: Page;
+  viewer: PageViewer;
+}
+
+/** At most this many pages in one statement (a `/v1` page is at most 100 rows). */
+const LOGGED_PAGES_PER_STATEMENT = 64;
+/**
+ * Statements in flight per shape: more than one, so the database reads the next batch while this
+ * process decrypts and renders the last one (one at a time left them taking turns: 0.77 of the
+ * floor's throughput against 0.78-0.82, and p50 5.2-5.7 ms against 3.4-3.6 at 500 req/s; eight
+ * made more, smaller statements for no gain: docs/benchmarks.md).
+ */
+const LOGGED_PAGE_STATEMENTS_IN_FLIGHT = 4;
+
+const loggedPageBatches = new WeakMap<Kysely<DB>, Batches<LoggedPage, { rows: unknown[]; total: number }>>();
+
+/**
+ * The group commit of logged pages (src/platform/batches.ts): per shape, once its statements in
+ * flight are all taken, the next one reads every page asked for meanwhile, whatever their
+ * organizations, modes, offsets and viewers, and writes their log rows; each caller gets its own
+ * page once that statement has committed. At low load a statement holds one page and nothing waits.
+ */
+function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; total: number }> {
+  let batches = loggedPageBatches.get(db);
+  if (!batches) {
+    batches = new Batches((shape, pages) => readAndLogPages(db, shape, pages), LOGGED_PAGES_PER_STATEMENT, LOGGED_PAGE_STATEMENTS_IN_FLIGHT);
+    loggedPageBatches.set(db, batches);
+  }
+  return batches;
+}
+
+/**
+ * The pages of one shape and their access-log rows, in one statement: the requests are a table
+ * (one array parameter per field, in request order), each joined to its own counter and its own
+ * `seq` range; the log rows are written per request in page order; the answer's rows say which
+ * request they belong to (`page_for`), a request with no rows still giving its counter's row.
+ */
+async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly LoggedPage[]): Promise<{ rows: unknown[]; total: number }[]> {
+  const source = pages[0]!.source;
+  const field = <T>(pick: (page: LoggedPage) => T) => pages.map(pick);
+  const parameters = [
+    field((page) => page.scope.orgId),
+    field((page) => page.scope.mode),
+    field((page) => page.page.offset),
+    field((page) => page.page.limit),
+    field((page) => page.viewer.actorKind),
+    field((page) => page.viewer.actorId),
+    field((page) => page.viewer.channel),
+    field((page) => page.viewer.action),
+    field((page) => page.viewer.resource),
+    field((page) => page.viewer.ip),
+    source.kind,
+  ];
+  const [orgIds, modes, offsets, limits, actorKinds, actorIds, channels, actions, resources, ips, kind] = parameters;
+  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, () => sql`
+    with request as (
+      select * from unnest(
+        ${orgIds}::uuid[], ${modes}::text[], ${offsets}::bigint[], ${limits}::int[], ${actorKinds}::text[],
+        ${actorIds}::text[], ${channels}::text[], ${actions}::text[], ${resources}::text[], ${ips}::text[]
+      ) with ordinality as r(org_id, mode, page_offset, page_limit, actor_kind, actor_id, channel, action, resource, ip, n)
+    ), counter as (
+      select request.n, sequences.value from request
+      join sequences on sequences.org_id = request.org_id and sequences.mode = request.mode and sequences.kind = ${kind}
+    ), page as (
+      select counter.n as page_request, window_rows.* from counter join request on request.n = counter.n cross join lateral (
+        select page_table.seq as page_seq, page_table.id as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
+        where page_table.org_id = request.org_id and page_table.mode = request.mode
+          and page_table.seq > counter.value - (request.page_offset + request.page_limit)
+          and page_table.seq <= counter.value - request.page_offset
+        order by page_table.seq desc
+        limit request.page_limit
+      ) window_rows
+    ), logged_access as (
+      insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
+      select request.org_id, request.mode, request.actor_kind, request.actor_id, request.channel, request.action, request.resource, page.page_id::text, request.ip
+      from page join request on request.n = page.page_request
+      order by page.page_request, page.page_seq desc
+    )
+    select request.n::int as page_for, counter.value as page_total, page.* from request
+    left join counter on counter.n = request.n
+    left join page on page.page_request = request.n
+    order by request.n, page.page_seq desc`);
+  const answers = pages.map(() => ({ rows: [] as unknown[], total: 0 }));
+  for (const row of rows) {
+    const answer = answers[Number(row.page_for) - 1]!;
+    answer.total = Number(row.page_total ?? 0);
+    if (row.page_seq != null) answer.rows.push(row);
+  }
+  return answers;
 }
 
 export function listEnvelope<T>(data: T[], page: Page, total: number) {

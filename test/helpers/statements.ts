@@ -1,8 +1,12 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-/** Counts the statements run through it; while `hold` is set, keeps each result until `release()`. */
+/**
+ * Counts the statements run through it (`count`: built with the query builder; `results`: every
+ * statement answered, compiled ones too); while `hold` is set, keeps each result until `release()`.
+ */
 export class Statements implements KyselyPlugin {
   count = 0;
+  results = 0;
   hold = false;
   private readonly held: (() => void)[] = [];
 
@@ -12,6 +16,7 @@ export class Statements implements KyselyPlugin {
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.results += 1;
     if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
     return args.result;
   }

@@ -40,6 +40,29 @@ describe('batches (group commit)', () => {
     ]);
   });
 
+  it('with a concurrency of two, runs two batches of a group at once; what arrives meanwhile goes in the next free one', async () => {
+    const { batches, run, releaseUntil } = recorder();
+    const queue = new Batches(run, 10, 2);
+    const early = [queue.add('g', 1), queue.add('g', 2), queue.add('g', 3), queue.add('g', 4)];
+    // 1 and 2 are in flight, alone, before anything is released; 3 and 4 wait.
+    expect(batches).toEqual([
+      { group: 'g', inputs: [1] },
+      { group: 'g', inputs: [2] },
+    ]);
+    await releaseUntil(Promise.all(early));
+    expect(await Promise.all(early)).toEqual([2, 4, 6, 8]);
+    expect(batches).toEqual([
+      { group: 'g', inputs: [1] },
+      { group: 'g', inputs: [2] },
+      { group: 'g', inputs: [3, 4] },
+    ]);
+    // Nothing in flight any more: the next input starts at once, alone.
+    const late = queue.add('g', 5);
+    expect(batches.at(-1)).toEqual({ group: 'g', inputs: [5] });
+    await releaseUntil(late);
+    expect(await late).toBe(10);
+  });
+
   it('rejects every input of a failed batch with its error, and the next input runs afresh', async () => {
     let fail = true;
     const queue = new Batches<number, number>(async (_, inputs) => {

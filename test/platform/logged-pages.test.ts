@@ -1,0 +1,129 @@
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PageViewer } from '../../src/access-log/service.js';
+import type { DB } from '../../src/platform/db/schema.js';
+import { pageBySequence, type Page, type Scope } from '../../src/platform/pagination.js';
+import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { Statements } from '../helpers/statements.js';
+
+/**
+ * `pageBySequence` with a viewer: the pages of one table asked for at the same time are read and
+ * logged by one statement (src/platform/pagination.ts). Each caller must get exactly the page it
+ * would get alone, and the log exactly its rows, whatever else shared the statement.
+ */
+
+const ADDRESSES = { table: 'address_verifications', kind: 'address', columns: ['id', 'reference', 'applicant', 'street'] } as const;
+
+let t: TestContext;
+let orgs: { id: string; ids: number[] }[];
+
+beforeAll(async () => {
+  t = await buildTestContext();
+  orgs = [];
+  for (const count of [5, 2]) {
+    const org = await t.org({ riskLevel: 'LOW' });
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/verifications/addresses',
+        headers: bearer(org.testSecret),
+        payload: { street: `${i + 1} Awolowo Road`, lga: 'Eti-Osa', state: 'Lagos', reference: `page-${i}`, applicant: { firstname: 'Ngozi', lastname: 'Eze', phone: '08031234567' } },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      ids.push(created.json().data.id as number);
+    }
+    orgs.push({ id: org.id, ids });
+  }
+});
+afterAll(() => t.close());
+
+const viewer = (actorId: string): PageViewer => ({ actorKind: 'api', actorId, channel: 'api', action: 'list', resource: 'address', ip: '198.51.100.7' });
+
+const logOf = (db: Kysely<DB>, actorId: string) =>
+  db.selectFrom('personal_data_access').select(['org_id', 'mode', 'resource_id', 'ip']).where('actor_id', '=', actorId).orderBy('id').execute();
+
+interface Ask {
+  scope: Scope;
+  page: Page;
+  actor: string;
+}
+
+describe('logged pages read together', () => {
+  it('gives each of the pages asked for at once its own rows, total and log rows, in one statement for those that waited', async () => {
+    const [a, b] = orgs as [{ id: string; ids: number[] }, { id: string; ids: number[] }];
+    const run = `${Date.now()}`;
+    const asks: Ask[] = [
+      { scope: { orgId: a.id, mode: 'test' }, page: { limit: 20, offset: 0 }, actor: `a-all-${run}` },
+      { scope: { orgId: b.id, mode: 'test' }, page: { limit: 20, offset: 0 }, actor: `b-all-${run}` },
+      { scope: { orgId: a.id, mode: 'test' }, page: { limit: 2, offset: 1 }, actor: `a-window-${run}` },
+      // No counter in live mode: no rows, total 0, nothing logged.
+      { scope: { orgId: a.id, mode: 'live' }, page: { limit: 20, offset: 0 }, actor: `a-live-${run}` },
+      // Past the end: the total, no rows, nothing logged.
+      { scope: { orgId: b.id, mode: 'test' }, page: { limit: 20, offset: 100 }, actor: `b-past-${run}` },
+      { scope: { orgId: a.id, mode: 'test' }, page: { limit: 1, offset: 4 }, actor: `a-last-${run}` },
+      { scope: { orgId: b.id, mode: 'test' }, page: { limit: 1, offset: 0 }, actor: `b-newest-${run}` },
+      { scope: { orgId: a.id, mode: 'test' }, page: { limit: 100, offset: 0 }, actor: `a-wide-${run}` },
+    ];
+    const statements = new Statements();
+    const db = t.database.db.withPlugin(statements);
+    // The first statements are held, so every page asked for after them waits and goes in one.
+    statements.hold = true;
+    const first = asks.slice(0, 4).map((ask) => pageBySequence<{ id: number }>(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
+    await statements.untilHeld();
+    const rest = asks.slice(4).map((ask) => pageBySequence<{ id: number }>(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
+    statements.release();
+    const answers = await Promise.all([...first, ...rest]);
+    // Four statements in flight, then one for the four that waited.
+    expect(statements.results).toBe(5);
+
+    for (const [i, ask] of asks.entries()) {
+      const alone = await pageBySequence<{ id: number }>(t.database.db, ADDRESSES, ask.scope, ask.page);
+      const ids = answers[i]!.rows.map((row) => Number(row.id));
+      expect(answers[i]!.total, ask.actor).toBe(alone.total);
+      expect(ids, ask.actor).toEqual(alone.rows.map((row) => Number(row.id)));
+      // Each page's rows are its own organization's, decrypted.
+      const own = ask.scope.orgId === a.id ? a.ids : b.ids;
+      for (const row of answers[i]!.rows as unknown as { id: number; street: string; applicant: { firstname: string } }[]) {
+        expect(own).toContain(Number(row.id));
+        expect(row.street).toMatch(/Awolowo Road$/);
+        expect(row.applicant.firstname).toBe('Ngozi');
+      }
+      expect(await logOf(t.database.db, ask.actor), ask.actor).toEqual(ids.map((id) => ({ org_id: ask.scope.orgId, mode: ask.scope.mode, resource_id: String(id), ip: '198.51.100.7' })));
+    }
+    const newestFirst = (ids: number[]) => [...ids].reverse();
+    expect(answers.map((answer) => answer.rows.map((row) => Number(row.id)))).toEqual([
+      newestFirst(a.ids),
+      newestFirst(b.ids),
+      newestFirst(a.ids).slice(1, 3),
+      [],
+      [],
+      [a.ids[0]],
+      [b.ids[1]],
+      newestFirst(a.ids),
+    ]);
+    expect(answers.map((answer) => answer.total)).toEqual([5, 2, 5, 0, 2, 5, 2, 5]);
+  });
+
+  it('fails every page of a statement that fails, logging none of them, and the next page is read afresh', async () => {
+    const [a] = orgs as [{ id: string; ids: number[] }];
+    const run = `${Date.now()}`;
+    const statements = new Statements();
+    const db = t.database.db.withPlugin(statements);
+    statements.hold = true;
+    const held = Array.from({ length: 4 }, (_, i) => pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`held-${i}-${run}`)));
+    await statements.untilHeld();
+    // A viewer the log refuses (its check constraint) fails the statement that also reads a good page.
+    const good = pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`good-${run}`));
+    const bad = pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, { ...viewer(`bad-${run}`), channel: 'pigeon' as never });
+    statements.release();
+    await Promise.all(held);
+    const settled = await Promise.allSettled([good, bad]);
+    expect(settled.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(await logOf(t.database.db, `good-${run}`)).toEqual([]);
+    expect(await logOf(t.database.db, `bad-${run}`)).toEqual([]);
+    const again = await pageBySequence<{ id: number }>(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`again-${run}`));
+    expect(again.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
+    expect(await logOf(t.database.db, `again-${run}`)).toHaveLength(5);
+  });
+});
