@@ -2,6 +2,7 @@ import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
+import { prepareStatement } from './db/prepared.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -93,9 +94,11 @@ function shapeOf(db: Kysely<DB>, source: AnyTable): string {
 
 /**
  * Runs a statement compiled once per shape: `build` makes it (values in `parameters` order, which
- * is checked on first use, since later calls send their values by position).
+ * is checked on first use, since later calls send their values by position). A `prepared` one is
+ * also planned once per connection on PostgreSQL (src/platform/db/prepared.ts): only a statement
+ * that names its columns, whose result a migration adding a column cannot change.
  */
-async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonly unknown[], build: () => { compile(db: Kysely<DB>): CompiledQuery }): Promise<R[]> {
+async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonly unknown[], prepared: boolean, build: () => { compile(db: Kysely<DB>): CompiledQuery }): Promise<R[]> {
   let text = compiledStatements.get(shape);
   if (text === undefined) {
     const compiled = build().compile(db);
@@ -104,6 +107,7 @@ async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonl
     }
     text = compiled.sql;
     compiledStatements.set(shape, text);
+    if (prepared) prepareStatement(text);
   }
   const { rows } = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]));
   return rows;
@@ -117,7 +121,7 @@ type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number
 
 async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page): Promise<{ rows: Row[]; total: number }> {
   const parameters = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
-  const rows = await runCompiled<PageRow<Row>>(db, shapeOf(db, source), parameters, () => sql`
+  const rows = await runCompiled<PageRow<Row>>(db, shapeOf(db, source), parameters, source.columns !== undefined, () => sql`
     with counter as (
       select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
     ), page as (
@@ -195,7 +199,7 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
     source.kind,
   ];
   const [orgIds, modes, offsets, limits, actorKinds, actorIds, channels, actions, resources, ips, kind] = parameters;
-  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, () => sql`
+  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, source.columns !== undefined, () => sql`
     with request as (
       select * from unnest(
         ${orgIds}::uuid[], ${modes}::text[], ${offsets}::bigint[], ${limits}::int[], ${actorKinds}::text[],

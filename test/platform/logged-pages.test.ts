@@ -1,9 +1,11 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PageViewer } from '../../src/access-log/service.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
+import { openDatabase } from '../../src/platform/db/database.js';
 import type { DB } from '../../src/platform/db/schema.js';
-import { pageBySequence, type Page, type Scope } from '../../src/platform/pagination.js';
-import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { pageBySequence, type Page, type Scope, type SequencedTable } from '../../src/platform/pagination.js';
+import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
 import { Statements } from '../helpers/statements.js';
 
 /**
@@ -12,7 +14,14 @@ import { Statements } from '../helpers/statements.js';
  * would get alone, and the log exactly its rows, whatever else shared the statement.
  */
 
-const ADDRESSES = { table: 'address_verifications', kind: 'address', columns: ['id', 'reference', 'applicant', 'street'] } as const;
+interface Listed {
+  id: number;
+  reference: string;
+  applicant: { firstname: string };
+  street: string;
+}
+
+const ADDRESSES: SequencedTable<Listed> = { table: 'address_verifications', kind: 'address', columns: ['id', 'reference', 'applicant', 'street'] };
 
 let t: TestContext;
 let orgs: { id: string; ids: number[] }[];
@@ -69,22 +78,22 @@ describe('logged pages read together', () => {
     const db = t.database.db.withPlugin(statements);
     // The first statements are held, so every page asked for after them waits and goes in one.
     statements.hold = true;
-    const first = asks.slice(0, 4).map((ask) => pageBySequence<{ id: number }>(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
+    const first = asks.slice(0, 4).map((ask) => pageBySequence(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
     await statements.untilHeld();
-    const rest = asks.slice(4).map((ask) => pageBySequence<{ id: number }>(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
+    const rest = asks.slice(4).map((ask) => pageBySequence(db, ADDRESSES, ask.scope, ask.page, viewer(ask.actor)));
     statements.release();
     const answers = await Promise.all([...first, ...rest]);
     // Four statements in flight, then one for the four that waited.
     expect(statements.results).toBe(5);
 
     for (const [i, ask] of asks.entries()) {
-      const alone = await pageBySequence<{ id: number }>(t.database.db, ADDRESSES, ask.scope, ask.page);
+      const alone = await pageBySequence(t.database.db, ADDRESSES, ask.scope, ask.page);
       const ids = answers[i]!.rows.map((row) => Number(row.id));
       expect(answers[i]!.total, ask.actor).toBe(alone.total);
       expect(ids, ask.actor).toEqual(alone.rows.map((row) => Number(row.id)));
       // Each page's rows are its own organization's, decrypted.
       const own = ask.scope.orgId === a.id ? a.ids : b.ids;
-      for (const row of answers[i]!.rows as unknown as { id: number; street: string; applicant: { firstname: string } }[]) {
+      for (const row of answers[i]!.rows) {
         expect(own).toContain(Number(row.id));
         expect(row.street).toMatch(/Awolowo Road$/);
         expect(row.applicant.firstname).toBe('Ngozi');
@@ -122,8 +131,27 @@ describe('logged pages read together', () => {
     expect(settled.map((result) => result.status)).toEqual(['rejected', 'rejected']);
     expect(await logOf(t.database.db, `good-${run}`)).toEqual([]);
     expect(await logOf(t.database.db, `bad-${run}`)).toEqual([]);
-    const again = await pageBySequence<{ id: number }>(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`again-${run}`));
+    const again = await pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`again-${run}`));
     expect(again.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
     expect(await logOf(t.database.db, `again-${run}`)).toHaveLength(5);
+  });
+
+  it.runIf(process.env.DATABASE_URL)('plans a page statement once per connection on PostgreSQL: it runs as a named prepared statement', async () => {
+    const [a] = orgs as [{ id: string; ids: number[] }];
+    // One connection, so the statement and the check share a session (pg_prepared_statements is per session).
+    const single = await openDatabase({ url: (t.database as { url?: string }).url, poolSize: 1 });
+    try {
+      await openKeyring(single, testConfig());
+      for (let i = 0; i < 3; i++) {
+        const listed = await pageBySequence(single.db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`prepared-${i}`));
+        expect(listed.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
+      }
+      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db);
+      const pages = rows.filter((row) => row.statement.includes('insert into personal_data_access'));
+      expect(pages).toHaveLength(1);
+      expect(pages[0]!.name).toMatch(/^vouch_[0-9a-f]{32}$/);
+    } finally {
+      await single.close();
+    }
   });
 });

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { FieldProtection } from '../crypto/fields.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { nameStatements } from './prepared.js';
 import type { DB } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -56,6 +57,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    pool.on('connect', nameStatements);
     const protection = new FieldProtection();
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [protection] });
     await sql`select 1`.execute(db);
