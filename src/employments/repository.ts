@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import { consentColumns } from '../consent/consent.js';
 import type { DB } from '../platform/db/schema.js';
@@ -47,6 +48,7 @@ export const lockEmployment = employments.lock;
 export const updateEmployment = employments.update;
 export const referenceTaken = employments.referenceTaken;
 
-export async function listEmployments(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: EmploymentRow[]; total: number }> {
-  return employments.page(db, scope, page);
+/** A page of the scope's verifications, newest first; with a `viewer`, logged in the statement that reads it. */
+export async function listEmployments(db: Kysely<DB>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: EmploymentRow[]; total: number }> {
+  return employments.page(db, scope, page, undefined, viewer);
 }

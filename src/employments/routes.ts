@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { logApiAccess } from '../access-log/service.js';
+import { apiViewer, logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
 import type { DB } from '../platform/db/schema.js';
@@ -78,8 +78,7 @@ export async function employmentRoutes(parent: FastifyInstance, { db, respondent
     },
     async (request) => {
       const page = parsePage(request.query);
-      const { records, total } = await service.list(scopeOf(request), page);
-      await logApiAccess(db, request, 'employment', 'list', records.map((record) => record.id));
+      const { records, total } = await service.list(scopeOf(request), page, apiViewer(request, 'employment'));
       return listEnvelope(records, page, total);
     },
   );

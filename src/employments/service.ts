@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
 import { chargeUsage, refund, type Billable } from '../platform/billing.js';
@@ -127,8 +128,9 @@ export class EmploymentService {
     return renderEmployment(row);
   }
 
-  async list(scope: Scope, page: Page): Promise<{ records: EmploymentRecordData[]; total: number }> {
-    const { rows, total } = await listEmployments(this.db, scope, page);
+  /** A page of the scope's verifications; with a `viewer`, its records are logged as shown to them (src/access-log). */
+  async list(scope: Scope, page: Page, viewer?: PageViewer): Promise<{ records: EmploymentRecordData[]; total: number }> {
+    const { rows, total } = await listEmployments(this.db, scope, page, viewer);
     return { records: rows.map(renderEmployment), total };
   }
 

@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import { consentColumns } from '../consent/consent.js';
 import type { DB } from '../platform/db/schema.js';
@@ -51,6 +52,7 @@ export const lockGuarantor = guarantors.lock;
 export const updateGuarantor = guarantors.update;
 export const referenceTaken = guarantors.referenceTaken;
 
-export async function listGuarantors(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: GuarantorRow[]; total: number }> {
-  return guarantors.page(db, scope, page);
+/** A page of the scope's verifications, newest first; with a `viewer`, logged in the statement that reads it. */
+export async function listGuarantors(db: Kysely<DB>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: GuarantorRow[]; total: number }> {
+  return guarantors.page(db, scope, page, undefined, viewer);
 }

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { logApiAccess } from '../access-log/service.js';
+import { apiViewer, logApiAccess } from '../access-log/service.js';
 import type { Kysely } from 'kysely';
 import { onAddressFinished } from '../addresses/service.js';
 import type { FileUrls } from '../files/urls.js';
@@ -110,8 +110,7 @@ export async function guarantorRoutes(parent: FastifyInstance, options: Guaranto
       },
       async (request) => {
         const page = parsePage(request.query);
-        const { records, total } = await service.list(scopeOf(request), page);
-        await logApiAccess(db, request, 'guarantor', 'list', records.map((record) => record.id));
+        const { records, total } = await service.list(scopeOf(request), page, apiViewer(request, 'guarantor'));
         return listEnvelope(records, page, total);
       },
     );

@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import {
   applyAddressTransition,
@@ -208,8 +209,9 @@ export class GuarantorService {
     return renderGuarantor(row);
   }
 
-  async list(scope: Scope, page: Page): Promise<{ records: GuarantorRecordData[]; total: number }> {
-    const { rows, total } = await listGuarantors(this.db, scope, page);
+  /** A page of the scope's verifications; with a `viewer`, its records are logged as shown to them (src/access-log). */
+  async list(scope: Scope, page: Page, viewer?: PageViewer): Promise<{ records: GuarantorRecordData[]; total: number }> {
+    const { rows, total } = await listGuarantors(this.db, scope, page, viewer);
     return { records: rows.map(renderGuarantor), total };
   }
 

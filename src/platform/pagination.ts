@@ -60,6 +60,8 @@ export interface SequencedTable<Row> {
   kind: string;
   /** The columns a page selects; every column when absent. */
   columns?: readonly (keyof Row & string)[];
+  /** The column whose value the access log records for each row shown (`id` when absent). */
+  loggedId?: string;
 }
 
 /**
@@ -70,7 +72,7 @@ export interface SequencedTable<Row> {
  * With a `viewer`, the page's rows are written to the personal data access log (src/access-log)
  * by the statement that reads the page: the page and its log rows commit together, before the
  * answer, in one round trip. Logged pages of one shape that are asked for at the same time are
- * read and logged by one statement (`loggedPages`): lists are the most frequent reads, and under
+ * read and logged by one statement (`loggedPagesOf`): lists are the most frequent reads, and under
  * load a statement and a commit per list was what they cost the database most.
  *
  * The statement's text depends only on its shape (table, columns), so it is compiled once per
@@ -86,10 +88,10 @@ export function pageBySequence<Row>(db: Kysely<DB>, source: SequencedTable<Row>,
 const compiledStatements = new Map<string, string>();
 
 /** A sequenced table whatever its row type. */
-type AnyTable = Pick<SequencedTable<unknown>, 'table' | 'kind'> & { columns?: readonly string[] };
+type AnyTable = Pick<SequencedTable<unknown>, 'table' | 'kind' | 'loggedId'> & { columns?: readonly string[] };
 
 function shapeOf(db: Kysely<DB>, source: AnyTable): string {
-  return `${db.getExecutor().adapter.constructor.name}|${source.table}|${source.kind}|${source.columns?.join(',') ?? '*'}`;
+  return `${db.getExecutor().adapter.constructor.name}|${source.table}|${source.kind}|${source.columns?.join(',') ?? '*'}|${source.loggedId ?? 'id'}`;
 }
 
 /**
@@ -210,7 +212,7 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
       join sequences on sequences.org_id = request.org_id and sequences.mode = request.mode and sequences.kind = ${kind}
     ), page as (
       select counter.n as page_request, window_rows.* from counter join request on request.n = counter.n cross join lateral (
-        select page_table.seq as page_seq, page_table.id as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
+        select page_table.seq as page_seq, ${sql.ref(`page_table.${source.loggedId ?? 'id'}`)} as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
         where page_table.org_id = request.org_id and page_table.mode = request.mode
           and page_table.seq > counter.value - (request.page_offset + request.page_limit)
           and page_table.seq <= counter.value - request.page_offset

@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { pageBySequence, type Page, type Scope } from '../platform/pagination.js';
@@ -58,8 +59,9 @@ export async function referenceTaken(db: Kysely<DB>, scope: Scope, reference: st
   return row !== undefined;
 }
 
-export async function pageSessions(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ rows: SessionRow[]; total: number }> {
-  return pageBySequence<SessionRow>(db, { table: 'verification_sessions', kind: SESSION_SEQUENCE }, scope, page);
+/** A page of the scope's sessions, newest first; with a `viewer`, logged (by public id) in the statement that reads it. */
+export async function pageSessions(db: Kysely<DB>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: SessionRow[]; total: number }> {
+  return pageBySequence<SessionRow>(db, { table: 'verification_sessions', kind: SESSION_SEQUENCE, loggedId: 'public_id' }, scope, page, viewer);
 }
 
 /** The session a token (already hashed) opens, and which kind of token it is. */

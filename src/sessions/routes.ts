@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import { logApiAccess } from '../access-log/service.js';
+import { apiViewer, logApiAccess } from '../access-log/service.js';
 import { errorsA, listOf, Ok, success } from '../agents/schemas.js';
 import type { Registry } from '../identities/registry/registry.js';
 import { requireAuth } from '../platform/auth.js';
@@ -87,8 +87,7 @@ export async function sessionRoutes(parent: FastifyInstance, { db, publicUrl, re
     },
     async (request) => {
       const page = parsePage(request.query);
-      const { records, total } = await listSessions(db, scopeOf(request.auth), page);
-      await logApiAccess(db, request, 'session', 'list', records.map((record) => record.id));
+      const { records, total } = await listSessions(db, scopeOf(request.auth), page, apiViewer(request, 'session'));
       return listEnvelope(records, page, total);
     },
   );

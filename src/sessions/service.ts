@@ -1,3 +1,4 @@
+import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import { consentColumns } from '../consent/consent.js';
 import { coversPrice, recordUsage } from '../platform/billing.js';
@@ -122,8 +123,9 @@ export async function getSession(db: Kysely<DB>, scope: Scope, publicId: string)
   return renderSession(row);
 }
 
-export async function listSessions(db: Kysely<DB>, scope: Scope, page: Page): Promise<{ records: SessionRecord[]; total: number }> {
-  const { rows, total } = await pageSessions(db, scope, page);
+/** A page of the scope's sessions; with a `viewer`, its sessions are logged as shown to them (src/access-log). */
+export async function listSessions(db: Kysely<DB>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ records: SessionRecord[]; total: number }> {
+  const { rows, total } = await pageSessions(db, scope, page, viewer);
   return { records: rows.map((row) => renderSession(row)), total };
 }
 

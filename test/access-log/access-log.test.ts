@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { operatorUser, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
+import { EMPLOYMENT_BODY, GUARANTOR_BODY } from '../respondents/fixtures.js';
 
 const ADDRESS_BODY = {
   street: '12 Adeola Odeku Street',
@@ -95,6 +96,32 @@ describe('views and exports of personal data are logged', () => {
       const newestFirst = [...idsOf.get(org.id)!].reverse().map(String);
       expect(rows.map((row) => [row.actor_kind, row.actor_id, row.action, row.resource, row.resource_id, row.mode])).toEqual(
         [...newestFirst, ...newestFirst, ...newestFirst].map((id) => ['api', secret.id, 'list', 'address', id, 'test']),
+      );
+    }
+  });
+
+  it('the guarantor and employment lists by API leave one row per record shown, in page order, naming the secret; an empty page none', async () => {
+    const org = await t.org({ riskLevel: 'LOW' });
+    const secret = await t.database.db.selectFrom('api_secrets').select('id').where('org_id', '=', org.id).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+    for (const [resource, path, body] of [
+      ['guarantor', '/v1/verifications/guarantors', GUARANTOR_BODY],
+      ['employment', '/v1/verifications/employments', EMPLOYMENT_BODY],
+    ] as const) {
+      const ids: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const created = await t.app.inject({ method: 'POST', url: path, headers: bearer(org.testSecret), payload: body });
+        expect(created.statusCode, created.body).toBe(201);
+        ids.push(created.json().data.id as number);
+      }
+      const listed = await t.app.inject({ method: 'GET', url: path, headers: { ...bearer(org.testSecret), 'x-forwarded-for': '203.0.113.9' } });
+      expect(listed.statusCode, listed.body).toBe(200);
+      const newestFirst = [...ids].reverse().map(String);
+      expect(listed.json().data.map((row: { id: number }) => String(row.id))).toEqual(newestFirst);
+      const empty = await t.app.inject({ method: 'GET', url: `${path}?offset=10`, headers: bearer(org.testSecret) });
+      expect(empty.json().data).toEqual([]);
+      const rows = (await accessRows(org.id)).filter((row) => row.resource === resource);
+      expect(rows.map((row) => [row.actor_kind, row.actor_id, row.channel, row.action, row.resource_id, row.mode])).toEqual(
+        newestFirst.map((id) => ['api', secret.id, 'api', 'list', id, 'test']),
       );
     }
   });
