@@ -151,15 +151,16 @@ interface LoggedPage {
   viewer: PageViewer;
 }
 
-/** At most this many pages in one statement (a `/v1` page is at most 100 rows). */
-const LOGGED_PAGES_PER_STATEMENT = 64;
 /**
- * Statements in flight per shape: more than one, so the database reads the next batch while this
- * process decrypts and renders the last one (one at a time left them taking turns: 0.77 of the
- * floor's throughput against 0.78-0.82, and p50 5.2-5.7 ms against 3.4-3.6 at 500 req/s; eight
- * made more, smaller statements for no gain: docs/benchmarks.md).
+ * Statements in flight per shape, and pages per statement: several small statements, so the
+ * database reads some pages while this process decrypts and renders others. One statement at a
+ * time left them taking turns (0.77 of the floor's saturated throughput, p50 5.2-5.7 ms at 500
+ * req/s against 3.4-3.6 with four); statements of up to 64 pages kept a whole batch's rows alive
+ * through its decryption (0.80 against 0.90 with 6; 3 and 10 pages, or 8 in flight, were between:
+ * docs/benchmarks.md).
  */
 const LOGGED_PAGE_STATEMENTS_IN_FLIGHT = 4;
+const LOGGED_PAGES_PER_STATEMENT = 6;
 
 const loggedPageBatches = new WeakMap<Kysely<DB>, Batches<LoggedPage, { rows: unknown[]; total: number }>>();
 
