@@ -65,9 +65,9 @@ export interface PageViewer {
   ip: string | null;
 }
 
-/** The viewer of an API list (`GET /v1/...`): the secret that read it. */
-export function apiViewer(request: FastifyRequest, resource: string): PageViewer {
-  return { actorKind: 'api', actorId: request.auth.secretId, channel: 'api', action: 'list', resource, ip: request.ip };
+/** Who sees what an API request (`GET /v1/...`) shows: the secret that read it; a list unless said otherwise. */
+export function apiViewer(request: FastifyRequest, resource: string, action: AccessAction = 'list'): PageViewer {
+  return { actorKind: 'api', actorId: request.auth.secretId, channel: 'api', action, resource, ip: request.ip };
 }
 
 /** The viewer of a portal list: the signed-in member. */
@@ -89,11 +89,8 @@ export function accessLogOfPage(scope: { orgId: string; mode: Mode }, viewer: Pa
 
 /** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */
 export function logApiAccess(db: Kysely<DB>, request: FastifyRequest, resource: string, action: AccessAction, ids: readonly (string | number)[]): Promise<void> {
-  const { auth } = request;
-  return logAccess(
-    db,
-    ids.map((id) => ({ orgId: auth.orgId, mode: auth.mode, actorKind: 'api', actorId: auth.secretId, channel: 'api', action, resource, resourceId: id, ip: request.ip })),
-  );
+  const viewer = apiViewer(request, resource, action);
+  return logAccess(db, ids.map((id) => ({ orgId: request.auth.orgId, mode: request.auth.mode, ...viewer, resourceId: id })));
 }
 
 /** A portal or console request's views: the signed-in person (an operator in the console). */

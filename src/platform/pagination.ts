@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
@@ -119,6 +119,20 @@ function selectedColumns(source: AnyTable) {
   return source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
 }
 
+/**
+ * The rows of one page, for a lateral join: the scope's rows with `seq` in (`after`, `upTo`],
+ * newest first, at most `limit`; each with its `seq` and the id the access log records.
+ */
+function pageWindow(source: AnyTable, at: { orgId: RawBuilder<unknown>; mode: RawBuilder<unknown>; after: RawBuilder<unknown>; upTo: RawBuilder<unknown>; limit: RawBuilder<unknown> }) {
+  return sql`(
+        select page_table.seq as page_seq, ${sql.ref(`page_table.${source.loggedId ?? 'id'}`)} as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
+        where page_table.org_id = ${at.orgId} and page_table.mode = ${at.mode}
+          and page_table.seq > ${at.after} and page_table.seq <= ${at.upTo}
+        order by page_table.seq desc
+        limit ${at.limit}
+      ) window_rows`;
+}
+
 type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number | null };
 
 async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page): Promise<{ rows: Row[]; total: number }> {
@@ -127,14 +141,13 @@ async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, sc
     with counter as (
       select value from sequences where org_id = ${scope.orgId} and mode = ${scope.mode} and kind = ${source.kind}
     ), page as (
-      select window_rows.* from counter cross join lateral (
-        select page_table.seq as page_seq, page_table.id as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
-        where page_table.org_id = ${scope.orgId} and page_table.mode = ${scope.mode}
-          and page_table.seq > counter.value - ${page.offset + page.limit}::bigint
-          and page_table.seq <= counter.value - ${page.offset}::bigint
-        order by page_table.seq desc
-        limit ${page.limit}
-      ) window_rows
+      select window_rows.* from counter cross join lateral ${pageWindow(source, {
+        orgId: sql`${scope.orgId}`,
+        mode: sql`${scope.mode}`,
+        after: sql`counter.value - ${page.offset + page.limit}::bigint`,
+        upTo: sql`counter.value - ${page.offset}::bigint`,
+        limit: sql`${page.limit}`,
+      })}
     )
     select counter.value as page_total, page.* from counter left join page on true
     order by page.page_seq desc`);
@@ -212,14 +225,13 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
       select request.n, sequences.value from request
       join sequences on sequences.org_id = request.org_id and sequences.mode = request.mode and sequences.kind = ${kind}
     ), page as (
-      select counter.n as page_request, window_rows.* from counter join request on request.n = counter.n cross join lateral (
-        select page_table.seq as page_seq, ${sql.ref(`page_table.${source.loggedId ?? 'id'}`)} as page_id, ${selectedColumns(source)} from ${sql.table(source.table)} page_table
-        where page_table.org_id = request.org_id and page_table.mode = request.mode
-          and page_table.seq > counter.value - (request.page_offset + request.page_limit)
-          and page_table.seq <= counter.value - request.page_offset
-        order by page_table.seq desc
-        limit request.page_limit
-      ) window_rows
+      select counter.n as page_request, window_rows.* from counter join request on request.n = counter.n cross join lateral ${pageWindow(source, {
+        orgId: sql.ref('request.org_id'),
+        mode: sql.ref('request.mode'),
+        after: sql`counter.value - (request.page_offset + request.page_limit)`,
+        upTo: sql`counter.value - request.page_offset`,
+        limit: sql.ref('request.page_limit'),
+      })}
     ), logged_access as (
       insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
       select request.org_id, request.mode, request.actor_kind, request.actor_id, request.channel, request.action, request.resource, page.page_id::text, request.ip

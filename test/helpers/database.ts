@@ -22,6 +22,8 @@ async function withKeyring<T extends Database>(database: T): Promise<T> {
 }
 
 export interface TestDatabase extends Database {
+  /** On PostgreSQL, the throwaway database's URL (for a second connection to it). */
+  url?: string;
   /** Closes the database and, on PostgreSQL, drops the throwaway database. */
   cleanup(): Promise<void>;
 }

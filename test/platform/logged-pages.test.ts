@@ -139,7 +139,7 @@ describe('logged pages read together', () => {
   it.runIf(process.env.DATABASE_URL)('plans a page statement once per connection on PostgreSQL: it runs as a named prepared statement', async () => {
     const [a] = orgs as [{ id: string; ids: number[] }];
     // One connection, so the statement and the check share a session (pg_prepared_statements is per session).
-    const single = await openDatabase({ url: (t.database as { url?: string }).url, poolSize: 1 });
+    const single = await openDatabase({ url: t.database.url, poolSize: 1 });
     try {
       await openKeyring(single, testConfig());
       for (let i = 0; i < 3; i++) {
