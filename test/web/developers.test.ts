@@ -59,6 +59,8 @@ describe('the developer pages', () => {
     // Get started: the organization's own test secret and this server's address in the examples.
     await page.goto('/get-started');
     await expect.poll(seen(page, 'Your test secret'), { timeout: 15_000 }).toBe(true);
+    // The step's title shows at once; the secret, and the examples that use it, once the keys have loaded.
+    await page.getByRole('textbox', { name: 'Test secret' }).waitFor({ timeout: 15_000 });
     const example = page.getByRole('textbox', { name: 'BVN lookup (curl)' });
     await example.waitFor();
     const curl = await example.inputValue();
