@@ -88,12 +88,12 @@ describe('registry import', () => {
     ]);
     expect(found).toEqual([RECORDS.bvn, { ...RECORDS.bvn, bvn: '22200000002', firstname: 'Ada' }, RECORDS.bvn, undefined, RECORDS.nin, undefined]);
     // Per type: the first lookup alone, then the ones that arrived while it ran, together.
-    expect(statements.count).toBe(4);
+    expect(statements.results).toBe(4);
     // Two lookups of one number share the read, not the record: changing one leaves the other.
     expect(found[0]).not.toBe(found[2]);
     // Alone, a lookup is one statement, as before.
     expect(await batched.find('bvn', '22200000002')).toMatchObject({ firstname: 'Ada' });
-    expect(statements.count).toBe(5);
+    expect(statements.results).toBe(5);
   });
 
   it('finds a NIN by its phone in E.164 whatever form the file and the caller wrote it in', async () => {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, Mode } from './db/schema.js';
+import { runPrepared } from './db/prepared.js';
 import { metrics } from './metrics.js';
 
 /** A billable kind of work and its price in kobo when no override is set. */
@@ -72,19 +73,13 @@ export async function chargeUsage(db: Kysely<DB>, input: UsageInput, outcome = '
  */
 export async function coversPrice(db: Kysely<DB>, work: Pick<UsageInput, 'orgId' | 'mode' | 'billable'>): Promise<boolean> {
   if (work.mode === 'test') return true;
-  const wallet = await db
-    .selectFrom('organizations as o')
-    .select((eb) =>
-      eb(
-        'o.balance',
-        '>=',
-        eb.fn.coalesce(eb.selectFrom('prices').select('amount').where('type', '=', work.billable.type), eb.val(work.billable.defaultPrice)),
-      ).as('covered'),
-    )
-    .where('o.id', '=', work.orgId)
-    .executeTakeFirst();
+  const [wallet] = await runPrepared<{ covered: boolean }>(db, COVERS_PRICE, [work.billable.type, work.billable.defaultPrice, work.orgId]);
   return Boolean(wallet?.covered);
 }
+
+/** Whether the balance covers the price (`prices` overrides the default): every identity lookup asks. */
+const COVERS_PRICE = `select o.balance >= coalesce((select amount from prices where type = $1), $2::bigint) as covered
+  from organizations o where o.id = $3`;
 
 /** A live charge in the metrics (counted when its statement ran; a rare rollback after it is not taken back). */
 export function countCharge(type: string, price: number): void {

@@ -1,9 +1,13 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { Batches } from './batches.js';
 import { countCharge, coversPrice, recordUsage, type UsageInput, type UsageResult } from './billing.js';
+import { runPrepared } from './db/prepared.js';
 import type { DB } from './db/schema.js';
 
 const MAX_BATCH = 256;
+
+const CHARGE_BATCH = `select usage_id, paid, price
+  from vouch_charge_batch($1::uuid, $2::text[], $3::bigint[], $4::text[], $5::text[], $6::integer[], $7::text[])`;
 
 /**
  * Charges standalone live work (identity lookups) to organizations' wallets.
@@ -39,16 +43,15 @@ export class WalletCharger {
  */
 async function chargeBatch(db: Kysely<DB>, orgId: string, batch: { input: UsageInput; outcome: string }[]): Promise<UsageResult[]> {
   const column = <T>(pick: (input: UsageInput, outcome: string) => T): T[] => batch.map((charge) => pick(charge.input, charge.outcome));
-  const { rows } = await sql<{ usage_id: string | number; paid: boolean; price: string | number }>`
-    select usage_id, paid, price from vouch_charge_batch(
-      ${orgId}::uuid,
-      ${column((input) => input.billable.type)}::text[],
-      ${column((input) => input.billable.defaultPrice)}::bigint[],
-      ${column((input) => input.subject)}::text[],
-      ${column((input) => input.source ?? null)}::text[],
-      ${column((input) => (input.latencyMs === undefined ? null : input.latencyMs))}::integer[],
-      ${column((_, outcome) => outcome)}::text[]
-    )`.execute(db);
+  const rows = await runPrepared<{ usage_id: string | number; paid: boolean; price: string | number }>(db, CHARGE_BATCH, [
+    orgId,
+    column((input) => input.billable.type),
+    column((input) => input.billable.defaultPrice),
+    column((input) => input.subject),
+    column((input) => input.source ?? null),
+    column((input) => (input.latencyMs === undefined ? null : input.latencyMs)),
+    column((_, outcome) => outcome),
+  ]);
   if (rows.length !== batch.length) throw new Error(`charged ${rows.length} of ${batch.length} for ${orgId}`);
   return rows.map((row, i) => {
     const result = { usageId: Number(row.usage_id), paid: row.paid, price: Number(row.price) };

@@ -1,7 +1,12 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
+import { EmbeddedRegistry } from '../../src/identities/registry/embedded.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
+import { openDatabase } from '../../src/platform/db/database.js';
 import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testConfig } from '../helpers/app.js';
 import { Statements } from '../helpers/statements.js';
 
 const CHEAP = { type: 'test_cheap', defaultPrice: 1_000 };
@@ -87,10 +92,10 @@ describe('cover checks (the wallet look before an identity lookup)', () => {
     expect(answers.slice(40, 50).some(Boolean)).toBe(false);
     expect(answers.slice(50).every(Boolean)).toBe(true);
     // Per key: the first check alone, then everyone who arrived meanwhile together.
-    expect(statements.count).toBe(6);
+    expect(statements.results).toBe(6);
     // Test mode asks nothing.
     expect(await checks.covers({ orgId: poor.id, mode: 'test', billable: DEAR })).toBe(true);
-    expect(statements.count).toBe(6);
+    expect(statements.results).toBe(6);
   });
 
   // PGlite has one session: a statement's answer held on its way back holds the whole database, so
@@ -109,7 +114,7 @@ describe('cover checks (the wallet look before an identity lookup)', () => {
     statements.release();
     expect(await early).toBe(true);
     expect(await late).toBe(false);
-    expect(statements.count).toBe(2);
+    expect(statements.results).toBe(2);
   });
 
   it('passes a failed statement to every check waiting on it, and the next check runs afresh', async () => {
@@ -123,3 +128,35 @@ describe('cover checks (the wallet look before an identity lookup)', () => {
   });
 });
 
+
+describe('the statements every identity lookup shares', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+  afterAll(() => database.cleanup());
+
+  it.runIf(process.env.DATABASE_URL)('runs the cover check, the registry read and the charge as named prepared statements on PostgreSQL', async () => {
+    const org = await new AccountsService(database.db).create({ name: 'Prepared', enabled: true, fund: 20_000 });
+    // One connection, so the statements and the check share a session (pg_prepared_statements is per session).
+    const single = await openDatabase({ url: database.url!, poolSize: 1 });
+    try {
+      await openKeyring(single, testConfig());
+      const work = { orgId: org.id, mode: 'live' as const, billable: DEAR };
+      for (let i = 0; i < 2; i++) {
+        expect(await new CoverChecks(single.db).covers(work)).toBe(true);
+        expect(await new EmbeddedRegistry(single.db).find('bvn', '22200000001')).toBeUndefined();
+        expect(await new WalletCharger(single.db).charge({ ...work, subject: `p${i}` })).toMatchObject({ paid: true, price: 5_000 });
+      }
+      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db);
+      for (const reads of ['from organizations o', 'from registry_records', 'from vouch_charge_batch']) {
+        const named = rows.filter((row) => row.statement.includes(reads));
+        expect(named, reads).toHaveLength(1);
+        expect(named[0]!.name).toMatch(/^vouch_[0-9a-f]{32}$/);
+      }
+      expect((await new AccountsService(database.db).get(org.id)).balance).toBe(10_000);
+    } finally {
+      await single.close();
+    }
+  });
+});

@@ -1,10 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import { Batches } from '../../platform/batches.js';
 import { keyringOf, protectionOf } from '../../platform/crypto/fields.js';
+import { runPrepared } from '../../platform/db/prepared.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import { registryIndex } from './import.js';
 import type { Registry } from './registry.js';
+
+/** Under a name the field protection does not decrypt (`sealed`): each lookup decrypts its own copy. */
+const READ_SEALED = 'select key, record as sealed from registry_records where type = $1 and key = any($2::text[])';
 
 /**
  * The live-mode registry held in `registry_records`, loaded by `vouch registry import`. Rows are
@@ -30,13 +34,7 @@ export class EmbeddedRegistry implements Registry {
 
   /** The stored (encrypted) records under these blind indexes, one per index, in order. */
   private async readSealed(type: string, indexes: string[]): Promise<unknown[]> {
-    const rows = await this.db
-      .selectFrom('registry_records')
-      // Under a name the field protection does not decrypt: each lookup decrypts its own copy.
-      .select(['key', 'record as sealed'])
-      .where('type', '=', type as IdentityType)
-      .where('key', '=', sql<string>`any(${[...new Set(indexes)]}::text[])`)
-      .execute();
+    const rows = await runPrepared<{ key: string; sealed: unknown }>(this.db, READ_SEALED, [type, [...new Set(indexes)]]);
     const byIndex = new Map<string, unknown>(rows.map((row) => [row.key, row.sealed]));
     return indexes.map((index) => byIndex.get(index));
   }

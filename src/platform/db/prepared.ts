@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type pg from 'pg';
 
 /**
  * Statements run as named prepared statements on PostgreSQL: parsed and planned once per
  * connection instead of at every call. For the few statements that are both frequent and costly
- * to plan, whose text is fixed once compiled (the list pages, src/platform/pagination.ts): the
- * logged page's planning took 0.6 of its 1.15 ms in the database (docs/benchmarks.md).
+ * to plan, whose text is fixed once compiled (the list pages, src/platform/pagination.ts: the
+ * logged page's planning took 0.6 of its 1.15 ms in the database, docs/benchmarks.md), and for
+ * the statements every identity lookup shares (`runPrepared`: the wallet's cover check and charge,
+ * the registry read), where building the query cost this process more than running it.
  *
  * Registering a text is all a caller does; every pool connection (`nameStatements`) then sends
  * that text under its name, and Kysely and its plugins see no difference. PGlite plans each
@@ -17,6 +20,18 @@ const names = new Map<string, string>();
 /** Runs `text` as a named prepared statement from now on, on every PostgreSQL connection. */
 export function prepareStatement(text: string): void {
   if (!names.has(text)) names.set(text, `vouch_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`);
+}
+
+/**
+ * Runs a fixed statement (placeholders `$1`…, columns named, never `*`) with these values, as a
+ * named prepared statement on PostgreSQL: no query building here, no parsing or planning there
+ * after a connection's first call. Kysely's plugins still see the result (the field protection
+ * decrypts the columns it knows by name).
+ */
+export async function runPrepared<R>(db: Kysely<any>, text: string, values: readonly unknown[]): Promise<R[]> {
+  prepareStatement(text);
+  const { rows } = await db.executeQuery<R>(CompiledQuery.raw(text, [...values]));
+  return rows;
 }
 
 type Query = (...args: unknown[]) => unknown;
