@@ -116,9 +116,16 @@ export function workflowConsent(raw: unknown, required: boolean, problems: { add
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name.toLowerCase()];
+  const value = request.headers[name];
   return Array.isArray(value) ? value.join(',') : value;
 }
+
+/** The consent headers as Node names them (lower case). */
+const CONSENT_HEADER_KEYS = {
+  reference: CONSENT_HEADERS.reference.toLowerCase(),
+  obtainedAt: CONSENT_HEADERS.obtainedAt.toLowerCase(),
+  channel: CONSENT_HEADERS.channel.toLowerCase(),
+};
 
 /**
  * An identity lookup's consent: the body's `consent` object (POST lookups), or else the
@@ -132,8 +139,13 @@ export function lookupConsent(request: FastifyRequest): Consent | undefined {
   let checked: { consent?: Consent; problems: string[] };
   if (fromBody !== undefined && fromBody !== null) checked = checkConsent(fromBody, new Date(), 'body');
   else {
-    const values = Object.fromEntries(Object.entries(CONSENT_HEADERS).map(([field, name]) => [field, header(request, name)]));
-    const any = Object.values(values).some((value) => value !== undefined);
+    // Read on every identity lookup: the three headers by their lower-case names, no intermediate arrays.
+    const values = {
+      reference: header(request, CONSENT_HEADER_KEYS.reference),
+      obtainedAt: header(request, CONSENT_HEADER_KEYS.obtainedAt),
+      channel: header(request, CONSENT_HEADER_KEYS.channel),
+    } satisfies Record<keyof typeof CONSENT_HEADERS, string | undefined>;
+    const any = values.reference !== undefined || values.obtainedAt !== undefined || values.channel !== undefined;
     checked = any ? checkConsent(values, new Date(), 'headers') : { problems: [] };
   }
   if (checked.problems.length > 0) throw new ApiError('VALIDATION_ERROR', checked.problems.join('; '));
