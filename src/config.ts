@@ -10,6 +10,8 @@ export interface Config {
   /** PostgreSQL connection string; absent means the embedded PGlite database. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Named prepared statements on PostgreSQL (src/platform/db/prepared.ts); off behind a pooler that cannot keep them. */
+  databasePreparedStatements: boolean;
   dataDir: string;
   redisUrl: string | undefined;
   publicUrl: string;
@@ -137,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const databaseUrl = readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const databasePoolSize = readInt(env, 'DATABASE_POOL_SIZE', 20, 1, 1000);
+  const databasePreparedStatements = readFlag(env, 'DATABASE_PREPARED_STATEMENTS', true);
   const dataDir = path.resolve(env.VOUCH_DATA_DIR || './data');
   const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const publicUrl = (readUrl(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`).replace(/\/+$/, '');
@@ -168,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     databasePoolSize,
+    databasePreparedStatements,
     dataDir,
     redisUrl,
     publicUrl,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
 import { EmbeddedRegistry } from '../../src/identities/registry/embedded.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -155,6 +156,30 @@ describe('the statements every identity lookup shares', () => {
         expect(named[0]!.name).toMatch(/^vouch_[0-9a-f]{32}$/);
       }
       expect((await new AccountsService(database.db).get(org.id)).balance).toBe(10_000);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('reads DATABASE_PREPARED_STATEMENTS: on unless turned off, a clear error for anything else', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements).toBe(false);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
+  });
+
+  it.runIf(process.env.DATABASE_URL)('sends every statement unnamed when prepared statements are off (a pooler that cannot keep them)', async () => {
+    const org = await new AccountsService(database.db).create({ name: 'Unprepared', enabled: true, fund: 20_000 });
+    const single = await openDatabase({ url: database.url!, poolSize: 1, preparedStatements: false });
+    try {
+      await openKeyring(single, testConfig());
+      const work = { orgId: org.id, mode: 'live' as const, billable: DEAR };
+      expect(await new CoverChecks(single.db).covers(work)).toBe(true);
+      expect(await new EmbeddedRegistry(single.db).find('bvn', '22200000001')).toBeUndefined();
+      expect(await new WalletCharger(single.db).charge({ ...work, subject: 'u' })).toMatchObject({ paid: true, price: 5_000 });
+      const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(single.db);
+      expect(rows).toEqual([]);
+      expect((await new AccountsService(database.db).get(org.id)).balance).toBe(15_000);
     } finally {
       await single.close();
     }

@@ -50,6 +50,11 @@ export interface DatabaseOptions {
   /** A PGlite data folder dumped earlier (`dumpDataDir`), to start from instead of an empty one. */
   loadDataDir?: Blob;
   poolSize?: number;
+  /**
+   * Send the registered statements (src/platform/db/prepared.ts) as named prepared statements;
+   * true unless said otherwise. Off for a pooler in transaction mode that cannot keep them.
+   */
+  preparedStatements?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -57,7 +62,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    pool.on('connect', nameStatements);
+    if (options.preparedStatements !== false) pool.on('connect', nameStatements);
     const protection = new FieldProtection();
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [protection] });
     await sql`select 1`.execute(db);

@@ -57,10 +57,10 @@ export function lockDataDir(dir: string): () => void {
 }
 
 /** Opens the configured database: PostgreSQL with DATABASE_URL, else PGlite under the data folder. */
-export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'>): Promise<Database> {
+export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databasePreparedStatements' | 'dataDir'>): Promise<Database> {
   if (config.databaseUrl) {
     try {
-      return await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize });
+      return await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, preparedStatements: config.databasePreparedStatements });
     } catch (err) {
       throw new DatabaseUnavailableError(`cannot connect to DATABASE_URL: ${(err as Error).message}`);
     }
