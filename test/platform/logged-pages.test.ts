@@ -125,10 +125,11 @@ describe('logged pages read together', () => {
     // A viewer the log refuses (its check constraint) fails the statement that also reads a good page.
     const good = pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`good-${run}`));
     const bad = pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, { ...viewer(`bad-${run}`), channel: 'pigeon' as never });
+    // Settled now, before anything waits: their statement may fail while the held pages are still being answered.
+    const settled = Promise.allSettled([good, bad]);
     statements.release();
     await Promise.all(held);
-    const settled = await Promise.allSettled([good, bad]);
-    expect(settled.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect((await settled).map((result) => result.status)).toEqual(['rejected', 'rejected']);
     expect(await logOf(t.database.db, `good-${run}`)).toEqual([]);
     expect(await logOf(t.database.db, `bad-${run}`)).toEqual([]);
     const again = await pageBySequence(db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`again-${run}`));
