@@ -2,12 +2,12 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
 import { EmbeddedRegistry } from '../../src/identities/registry/embedded.js';
-import { openKeyring } from '../../src/platform/crypto/open.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testConfig } from '../helpers/app.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { Statements } from '../helpers/statements.js';
 
 const CHEAP = { type: 'test_cheap', defaultPrice: 1_000 };
@@ -128,7 +128,6 @@ describe('cover checks (the wallet look before an identity lookup)', () => {
     expect(await checks.covers({ orgId: org.id, mode: 'live', billable: DEAR })).toBe(true);
   });
 });
-
 
 describe('the statements every identity lookup shares', () => {
   let database: TestDatabase;
