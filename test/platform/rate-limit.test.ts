@@ -217,5 +217,6 @@ describe('vouch org rate-limit', () => {
     } finally {
       await cleanup();
     }
-  });
+    // Six CLI runs, each a process opening the database: 12 s alone, past 30 s once in a full run on a loaded machine.
+  }, 90_000);
 });
