@@ -46,3 +46,17 @@ export async function withThrowawayDatabase<T>(serverUrl: string, work: (databas
     await drop();
   }
 }
+
+/**
+ * Writes out what a seed left in memory before a section measures: a million rows' worth of WAL
+ * starts a checkpoint that PostgreSQL spreads over the next minutes, writing the seed's pages
+ * beside the measured runs (docs/benchmarks.md, ninth session). A role that may not run
+ * CHECKPOINT (superuser or pg_checkpoint) measures without it, and says so.
+ */
+export async function checkpointAfterSeed(client: pg.Client): Promise<void> {
+  try {
+    await client.query('checkpoint');
+  } catch (err) {
+    process.stderr.write(`bench: could not run CHECKPOINT after the seed (${(err as Error).message}); measuring with the seed's writes still pending\n`);
+  }
+}

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { insertPerson } from '../../src/portal/people.js';
 import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
-import { withThrowawayDatabase } from '../lib/database.js';
+import { checkpointAfterSeed, withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from '../lib/processes.js';
@@ -74,6 +74,7 @@ export async function seed(databaseUrl: string, orgId: string, otherOrgId: strin
     await client.query(`insert into sequences (org_id, mode, kind, value) values ($1, 'live', 'address', $2)`, [orgId, ROWS]);
     await client.query('vacuum analyze usage_events');
     await client.query('vacuum analyze address_verifications');
+    await checkpointAfterSeed(client);
   } finally {
     await client.end();
   }
