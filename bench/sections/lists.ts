@@ -1,6 +1,6 @@
 import pg from 'pg';
 import path from 'node:path';
-import { checkpointAfterSeed, withThrowawayDatabase } from '../lib/database.js';
+import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, profilerArgs, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
@@ -75,7 +75,6 @@ export async function seed(databaseUrl: string, orgId: string): Promise<number> 
       [orgId, ROWS],
     );
     await client.query('vacuum analyze address_verifications');
-    await checkpointAfterSeed(client);
   } finally {
     await client.end();
   }
