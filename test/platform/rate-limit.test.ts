@@ -205,6 +205,7 @@ describe('rate limits', () => {
 });
 
 describe('vouch org rate-limit', () => {
+  // Six CLI runs, each a process opening the database: 12 s alone, past 30 s once in a full run on a loaded machine.
   it('sets and resets an organization\'s limit, with one-line errors', async () => {
     const { env, cleanup } = await throwawayEnv();
     try {
@@ -217,6 +218,5 @@ describe('vouch org rate-limit', () => {
     } finally {
       await cleanup();
     }
-    // Six CLI runs, each a process opening the database: 12 s alone, past 30 s once in a full run on a loaded machine.
   }, 90_000);
 });
