@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,8 @@ import { importRegistry } from '../../src/identities/registry/import.js';
 import { addSource } from '../../src/identities/upstreams/store.js';
 import { rotateKeys } from '../../src/platform/crypto/cli.js';
 import { keyringOf, NoKeyringError, UnencryptableWriteError } from '../../src/platform/crypto/fields.js';
-import { DataKeyError, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
+import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js';
+import { BULK_DECRYPTION, DataKeyError, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
@@ -68,6 +69,54 @@ describe('encryption at rest', () => {
       await expect(Keyring.open(t.database.db, { kek: other })).rejects.toThrow(
         new RegExp(`wrapped by the key-encryption key ${kekOf(TEST_ENCRYPTION_KEY).id}, which is neither VOUCH_ENCRYPTION_KEY \\(${other.id}\\)`),
       );
+    });
+
+    it('opens a page of values at once with the results and errors of one at a time, also once closed', async () => {
+      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY) });
+      try {
+        const plain = Array.from({ length: BULK_DECRYPTION * 4 }, (_, i) => JSON.stringify({ firstname: `Adaeze ${i}`, note: 'Ọ̀dọ́ ₦' }));
+        const values = plain.map((text) => keyring.encrypt(text));
+        expect(await keyring.decryptMany(values)).toEqual(plain);
+        expect(await keyring.decryptMany(values.slice(0, 2))).toEqual(plain.slice(0, 2));
+        // One altered value, or one under a key this process does not hold, fails the whole read as `decrypt` does.
+        const altered = [...values];
+        altered[7] = altered[7]!.slice(0, -2) + (altered[7]!.at(-2) === 'A' ? 'B' : 'A') + altered[7]!.at(-1);
+        await expect(keyring.decryptMany(altered)).rejects.toThrow(/data key [0-9a-f]{8} fails authentication: it was altered/);
+        const unknown = [...values];
+        unknown[3] = unknown[3]!.replace(/^vx1:[0-9a-f]{8}/, 'vx1:00000000');
+        await expect(keyring.decryptMany(unknown)).rejects.toThrow(/data key 00000000 is not known to this process yet/);
+        keyring.close();
+        expect(await keyring.decryptMany(values)).toEqual(plain);
+      } finally {
+        keyring.close();
+      }
+    });
+
+    it('has a decryption thread that opens what its keys open and answers null for anything else', async () => {
+      const envelope = (id: string, key: Buffer, text: string) => {
+        const iv = randomBytes(12);
+        const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(id));
+        const sealed = Buffer.concat([iv, cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+        return `vx1:${id}:${sealed.toString('base64url')}`;
+      };
+      const first = { id: 'aaaa0001', key: randomBytes(32) };
+      const second = { id: 'bbbb0002', key: randomBytes(32) };
+      const keysOf = (...keys: (typeof first)[]) => () => keys.map(({ id, key }) => ({ id, key, aad: Buffer.from(id) }));
+      const thread = new DecryptionThread({ prefix: 'vx1:', idLength: 8 });
+      try {
+        const good = envelope(first.id, first.key, 'Chinedu Eze');
+        const wrongAad = envelope(first.id, first.key, 'x').replace(first.id, second.id);
+        const altered = good.slice(0, -3) + (good.at(-3) === 'A' ? 'B' : 'A') + good.slice(-2);
+        const later = envelope(second.id, second.key, '"Lekki"');
+        expect(await thread.open([good, altered, wrongAad, later, 'plain text', 'vx1:aaaa0001:AAAA'], 1, keysOf(first))).toEqual(['Chinedu Eze', null, null, null, null, null]);
+        // The keys are sent again only when the keyring's version changes (a rotation loaded another key).
+        expect(await thread.open([later], 1, keysOf(first, second))).toEqual([null]);
+        expect(await thread.open([later, good], 2, keysOf(first, second))).toEqual(['"Lekki"', 'Chinedu Eze']);
+        thread.close();
+        expect(await thread.open([good], 2, keysOf(first))).toEqual([null]);
+      } finally {
+        thread.close();
+      }
     });
 
     it('makes the embedded default key in the data folder (0600) on first use, and reads it back after', async () => {

@@ -200,11 +200,26 @@ export class FieldProtection implements KyselyPlugin {
     // Every row of a result has the same columns: the ones that may hold personal data are found once.
     const names = Object.keys(rows[0]!).filter((name) => DECRYPTED_NAMES.has(name));
     if (names.length === 0) return result;
+    // The values are opened together (on the decryption thread when there are many: a list page).
+    const places: { row: UnknownRow; name: string }[] = [];
+    const values: string[] = [];
     for (const row of rows) {
       for (const name of names) {
         const value = row[name];
-        if (typeof value === 'string' && (value.startsWith(ENVELOPE_PREFIX) || value.startsWith(QUOTED_PREFIX))) row[name] = this.reveal(value);
+        if (typeof value !== 'string') continue;
+        if (value.startsWith(ENVELOPE_PREFIX)) {
+          places.push({ row, name });
+          values.push(value);
+        } else if (value.startsWith(QUOTED_PREFIX)) {
+          row[name] = this.reveal(value);
+        }
       }
+    }
+    if (values.length === 0) return result;
+    const plain = await this.ring().decryptMany(values);
+    for (let i = 0; i < places.length; i++) {
+      const { row, name } = places[i]!;
+      (row as Record<string, unknown>)[name] = JSON.parse(plain[i]!);
     }
     return result;
   }
