@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findVerifiedAddress } from '../../src/addresses/marketplace.js';
 import { createAgent } from '../../src/agents/service.js';
 import { openFileStore } from '../../src/files/open-store.js';
@@ -74,25 +74,44 @@ describe('encryption at rest', () => {
     it('opens a page of values at once with the results and errors of one at a time, also once closed', async () => {
       const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY) });
       try {
-        const plain = Array.from({ length: BULK_DECRYPTION * 4 }, (_, i) => JSON.stringify({ firstname: `Adaeze ${i}`, note: 'Ọ̀dọ́ ₦' }));
-        const values = plain.map((text) => keyring.encrypt(text));
-        expect(await keyring.decryptMany(values)).toEqual(plain);
-        expect(await keyring.decryptMany(values.slice(0, 2))).toEqual(plain.slice(0, 2));
-        // One altered value, or one under a key this process does not hold, fails the whole read as `decrypt` does.
+        const plain: unknown[] = Array.from({ length: BULK_DECRYPTION * 4 }, (_, i) => (i % 3 === 0 ? 6.4474 + i : { firstname: `Adaeze ${i}`, note: 'Ọ̀dọ́ ₦,\n"]' }));
+        const values = plain.map((value) => keyring.encrypt(JSON.stringify(value)));
+        // JSON text as a caller may have written it (spaces, line breaks) reads back as the same value.
+        plain.push({ pretty: true });
+        values.push(keyring.encrypt('{\n  "pretty": true\n}'));
+        const thread = vi.spyOn(DecryptionThread.prototype, 'open');
+        try {
+          expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+          // The thread opened the page (it did not fail over to this one), and only the page.
+          expect(thread).toHaveBeenCalledTimes(1);
+          expect(await thread.mock.results[0]!.value).toMatchObject({ failed: [] });
+          expect(await keyring.decryptJsonMany(values.slice(0, 2))).toEqual(plain.slice(0, 2));
+          expect(thread).toHaveBeenCalledTimes(1);
+        } finally {
+          thread.mockRestore();
+        }
+        // One altered value, one under a key this process does not hold, or one whose text is not
+        // JSON fails the whole read, as one at a time does.
         const altered = [...values];
         altered[7] = altered[7]!.slice(0, -2) + (altered[7]!.at(-2) === 'A' ? 'B' : 'A') + altered[7]!.at(-1);
-        await expect(keyring.decryptMany(altered)).rejects.toThrow(/data key [0-9a-f]{8} fails authentication: it was altered/);
+        await expect(keyring.decryptJsonMany(altered)).rejects.toThrow(/data key [0-9a-f]{8} fails authentication: it was altered/);
         const unknown = [...values];
         unknown[3] = unknown[3]!.replace(/^vx1:[0-9a-f]{8}/, 'vx1:00000000');
-        await expect(keyring.decryptMany(unknown)).rejects.toThrow(/data key 00000000 is not known to this process yet/);
+        await expect(keyring.decryptJsonMany(unknown)).rejects.toThrow(/data key 00000000 is not known to this process yet/);
+        // Not JSON, or two values in one text: never taken as two elements of the page.
+        for (const text of ['Lekki', '1,2', '"a"],["b"']) {
+          const bad = [...values];
+          bad[5] = keyring.encrypt(text);
+          await expect(keyring.decryptJsonMany(bad)).rejects.toThrow(SyntaxError);
+        }
         keyring.close();
-        expect(await keyring.decryptMany(values)).toEqual(plain);
+        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
       } finally {
         keyring.close();
       }
     });
 
-    it('has a decryption thread that opens what its keys open and answers null for anything else', async () => {
+    it('has a decryption thread that opens what its keys open and answers "not opened" for anything else', async () => {
       const envelope = (id: string, key: Buffer, text: string) => {
         const iv = randomBytes(12);
         const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(id));
@@ -102,18 +121,29 @@ describe('encryption at rest', () => {
       const first = { id: 'aaaa0001', key: randomBytes(32) };
       const second = { id: 'bbbb0002', key: randomBytes(32) };
       const keysOf = (...keys: (typeof first)[]) => () => keys.map(({ id, key }) => ({ id, key, aad: Buffer.from(id) }));
-      const thread = new DecryptionThread({ prefix: 'vx1:', idLength: 8 });
+      const thread = new DecryptionThread({ prefix: 'vx1:', idLength: 8 }, 200);
       try {
-        const good = envelope(first.id, first.key, 'Chinedu Eze');
-        const wrongAad = envelope(first.id, first.key, 'x').replace(first.id, second.id);
+        const good = envelope(first.id, first.key, '"Chinedu Eze"');
+        const wrongAad = envelope(first.id, first.key, '1').replace(first.id, second.id);
         const altered = good.slice(0, -3) + (good.at(-3) === 'A' ? 'B' : 'A') + good.slice(-2);
-        const later = envelope(second.id, second.key, '"Lekki"');
-        expect(await thread.open([good, altered, wrongAad, later, 'plain text', 'vx1:aaaa0001:AAAA'], 1, keysOf(first))).toEqual(['Chinedu Eze', null, null, null, null, null]);
+        const later = envelope(second.id, second.key, '{"city": "Lekki"}');
+        const notJson = envelope(first.id, first.key, '1,2');
+        expect(await thread.open([good, altered, wrongAad, later, notJson, 'plain text', 'vx1:aaaa0001:AAAA'], 1, keysOf(first))).toEqual({
+          json: '["Chinedu Eze",null,null,null,null,null,null]',
+          failed: [1, 2, 3, 4, 5, 6],
+        });
         // The keys are sent again only when the keyring's version changes (a rotation loaded another key).
-        expect(await thread.open([later], 1, keysOf(first, second))).toEqual([null]);
-        expect(await thread.open([later, good], 2, keysOf(first, second))).toEqual(['"Lekki"', 'Chinedu Eze']);
+        expect(await thread.open([later], 1, keysOf(first, second))).toEqual({ json: '[null]', failed: [0] });
+        expect(await thread.open([later, good], 2, keysOf(first, second))).toEqual({ json: '[{"city": "Lekki"},"Chinedu Eze"]', failed: [] });
+        // A thread that dies answers null (its caller opens the values) and is not started again at
+        // once, so a thread that cannot run does not cost a new one per request; later it is, with the keys.
+        await thread['worker']!.terminate();
+        expect(await thread.open([good], 2, keysOf(first))).toBeNull();
+        expect(thread['worker']).toBeUndefined();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await thread.open([good], 2, keysOf(first))).toEqual({ json: '["Chinedu Eze"]', failed: [] });
         thread.close();
-        expect(await thread.open([good], 2, keysOf(first))).toEqual([null]);
+        expect(await thread.open([good], 2, keysOf(first))).toBeNull();
       } finally {
         thread.close();
       }

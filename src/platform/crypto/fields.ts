@@ -216,10 +216,10 @@ export class FieldProtection implements KyselyPlugin {
       }
     }
     if (values.length === 0) return result;
-    const plain = await this.ring().decryptMany(values);
+    const plain = await this.ring().decryptJsonMany(values);
     for (let i = 0; i < places.length; i++) {
       const { row, name } = places[i]!;
-      (row as Record<string, unknown>)[name] = JSON.parse(plain[i]!);
+      (row as Record<string, unknown>)[name] = plain[i];
     }
     return result;
   }

@@ -265,14 +265,19 @@ export class Keyring {
   }
 
   /**
-   * `decrypt` of every value, in order. From BULK_DECRYPTION values up the AES work runs on the
-   * decryption thread (src/platform/crypto/decryption-thread.ts); a value it did not open is
-   * opened here, so the results and the errors are `decrypt`'s either way.
+   * `JSON.parse(decrypt(value))` of every value, in order (what the field protection stores is
+   * JSON). From BULK_DECRYPTION values up the work runs on the decryption thread
+   * (src/platform/crypto/decryption-thread.ts); a value it did not open is opened here, so the
+   * results and the errors are those of one at a time either way.
    */
-  async decryptMany(values: readonly string[]): Promise<string[]> {
-    if (values.length < BULK_DECRYPTION) return values.map((value) => this.decrypt(value));
-    const plain = await this.thread.open([...values], this.version, () => this.threadKeys());
-    return values.map((value, i) => plain[i] ?? this.decrypt(value));
+  async decryptJsonMany(values: readonly string[]): Promise<unknown[]> {
+    const one = (value: string): unknown => JSON.parse(this.decrypt(value));
+    if (values.length < BULK_DECRYPTION || values.some((value) => value.includes('\n'))) return values.map(one);
+    const opened = await this.thread.open(values, this.version, () => this.threadKeys());
+    if (!opened) return values.map(one);
+    const parsed = JSON.parse(opened.json) as unknown[];
+    for (const i of opened.failed) parsed[i] = one(values[i]!);
+    return parsed;
   }
 
   private threadKeys(): ThreadKey[] {
