@@ -24,7 +24,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const ID_LENGTH = 8;
 /**
- * From this many values up, `decryptMany` opens them on the decryption thread: a list page (about
+ * From this many values up, `decryptJsonMany` opens them on the decryption thread: a list page (about
  * a hundred) goes there, a lookup's record or a session's few fields stay on the caller's thread,
  * where they cost less than the two messages would (docs/data-protection.md).
  */
