@@ -219,7 +219,7 @@ export class FieldProtection implements KyselyPlugin {
     const plain = await this.ring().decryptJsonMany(values);
     for (let i = 0; i < places.length; i++) {
       const { row, name } = places[i]!;
-      (row as Record<string, unknown>)[name] = plain[i];
+      row[name] = plain[i];
     }
     return result;
   }
