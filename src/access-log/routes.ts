@@ -14,7 +14,8 @@ const ActorKind = Type.Union([Type.Literal('api'), Type.Literal('member'), Type.
 const Channel = Type.Union([Type.Literal('api'), Type.Literal('portal'), Type.Literal('console'), Type.Literal('field'), Type.Literal('cli')]);
 
 const AccessEntry = Type.Object({
-  id: Type.Integer(),
+  id: Type.Integer({ description: 'The access; a list page is one access showing several records, one entry each' }),
+  position: Type.Integer({ minimum: 1, description: "The record's place among those the access showed (1 for a single view)" }),
   at: Type.String({ format: 'date-time' }),
   orgId: Nullable(Type.String()),
   orgName: Nullable(Type.String()),

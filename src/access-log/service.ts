@@ -9,9 +9,9 @@ import type { AccessAction, AccessActorKind, AccessChannel } from './tables.js';
  * (an API secret, a portal member, an operator, the command line), what (the kind of resource
  * and its internal id), how, when and from which address. The log holds no personal data.
  *
- * One INSERT per request, whatever the number of records it showed (a list page writes its
- * rows in one statement). Identity lookups are not logged here: they are not views of stored
- * data but checks, recorded as usage rows.
+ * One row per access, naming every record it showed (`resource_ids`, in the order shown): a list
+ * page is one row, written in one INSERT. Identity lookups are not logged here: they are not views
+ * of stored data but checks, recorded as usage rows.
  */
 
 export interface AccessEntry {
@@ -29,12 +29,29 @@ export interface AccessEntry {
 /** Kinds of resource whose personal data is logged. */
 export const ACCESS_RESOURCES = ['address', 'business', 'guarantor', 'employment', 'session', 'ledger', 'agent_task', 'subject'] as const;
 
+/**
+ * Writes the entries, one row per access: entries that differ only in `resourceId` are one access
+ * (a page of records shown to one viewer) and share a row, their ids in the order given. An entry
+ * with a null id (an export of many) is a row of its own with no ids.
+ */
 export async function logAccess(db: Kysely<DB>, entries: readonly AccessEntry[]): Promise<void> {
-  if (entries.length === 0) return;
+  const accesses = new Map<string, { entry: AccessEntry; ids: string[] | null }>();
+  for (const entry of entries) {
+    const { resourceId, ...who } = entry;
+    if (resourceId === null) {
+      accesses.set(`${accesses.size}`, { entry, ids: null });
+      continue;
+    }
+    const key = JSON.stringify(who);
+    const access = accesses.get(key);
+    if (access) access.ids!.push(String(resourceId));
+    else accesses.set(key, { entry, ids: [String(resourceId)] });
+  }
+  if (accesses.size === 0) return;
   await db
     .insertInto('personal_data_access')
     .values(
-      entries.map((entry) => ({
+      [...accesses.values()].map(({ entry, ids }) => ({
         org_id: entry.orgId,
         mode: entry.mode,
         actor_kind: entry.actorKind,
@@ -42,7 +59,7 @@ export async function logAccess(db: Kysely<DB>, entries: readonly AccessEntry[])
         channel: entry.channel,
         action: entry.action,
         resource: entry.resource,
-        resource_id: entry.resourceId === null ? null : String(entry.resourceId),
+        resource_ids: ids,
         ip: entry.ip,
       })),
     )
@@ -76,15 +93,17 @@ export function sessionViewer(request: FastifyRequest, resource: string): PageVi
 }
 
 /**
- * The data-modifying CTE that writes one access row per row of the CTE `page` (its id in
- * `idColumn`, in page order by `order`), to be put in the statement that reads the page (the
- * portal's filtered lists; `pageBySequence` writes its own for the pages it reads together).
+ * The data-modifying CTE that writes the access row of the CTE `page`: one row naming its records
+ * (their ids in `idColumn`, in page order by `order`), none for an empty page; to be put in the
+ * statement that reads the page (the portal's filtered lists; `pageBySequence` writes its own for
+ * the pages it reads together).
  */
 export function accessLogOfPage(scope: { orgId: string; mode: Mode }, viewer: PageViewer, idColumn: string, order: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`logged_access as (
-    insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
-    select ${scope.orgId}::uuid, ${scope.mode}, ${viewer.actorKind}, ${viewer.actorId}, ${viewer.channel}, ${viewer.action}, ${viewer.resource}, page.${sql.ref(idColumn)}::text, ${viewer.ip}
-    from page ${order})`;
+    insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_ids, ip)
+    select ${scope.orgId}::uuid, ${scope.mode}, ${viewer.actorKind}, ${viewer.actorId}, ${viewer.channel}, ${viewer.action}, ${viewer.resource}, shown.ids, ${viewer.ip}
+    from (select array_agg(page.${sql.ref(idColumn)}::text ${order}) as ids from page) shown
+    where shown.ids is not null)`;
 }
 
 /** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */
@@ -149,8 +168,10 @@ export interface AccessFilters {
   to?: Date | undefined;
 }
 
+/** One record shown by one access: a list page's access gives one per record, in page order. */
 export interface AccessRow {
   id: number;
+  position: number;
   at: string;
   orgId: string | null;
   orgName: string | null;
@@ -163,12 +184,21 @@ export interface AccessRow {
   ip: string | null;
 }
 
-/** The log, newest first, filtered; `total` is exact. For the operator (console, CLI). */
+/**
+ * The log one line per record shown (the view `personal_data_access_records`), newest first,
+ * filtered; `total` is exact. For the operator (console, CLI). A record's lines are found through
+ * the index on `resource_ids` before the view spreads the accesses into lines.
+ */
 export async function listAccess(db: Kysely<DB>, filters: AccessFilters, page: { limit: number; offset: number }): Promise<{ rows: AccessRow[]; total: number }> {
-  let query = db.selectFrom('personal_data_access as a');
+  let query = db.selectFrom('personal_data_access_records as a');
   if (filters.orgId) query = query.where('a.org_id', '=', filters.orgId);
   if (filters.resource) query = query.where('a.resource', '=', filters.resource);
-  if (filters.resourceId) query = query.where('a.resource_id', '=', filters.resourceId);
+  if (filters.resourceId) {
+    const id = filters.resourceId;
+    query = query
+      .where('a.id', 'in', (eb) => eb.selectFrom('personal_data_access').select('id').where(sql<boolean>`resource_ids @> array[${id}]::text[]`))
+      .where('a.resource_id', '=', id);
+  }
   if (filters.actorId) query = query.where('a.actor_id', '=', filters.actorId);
   if (filters.actorKind) query = query.where('a.actor_kind', '=', filters.actorKind);
   if (filters.channel) query = query.where('a.channel', '=', filters.channel);
@@ -179,9 +209,10 @@ export async function listAccess(db: Kysely<DB>, filters: AccessFilters, page: {
       .leftJoin('organizations as o', 'o.id', 'a.org_id')
       // Persons are named for people actors only (an API secret's id is no person's).
       .leftJoin('people as p', (join) => join.on(sql<boolean>`a.actor_kind in ('member', 'operator') and p.id::text = a.actor_id`))
-      .select(['a.id', 'a.at', 'a.org_id', 'o.name as org_name', 'a.mode', 'a.actor_kind', 'a.actor_id', 'p.name as actor_name', 'a.channel', 'a.action', 'a.resource', 'a.resource_id', 'a.ip'])
+      .select(['a.id', 'a.position', 'a.at', 'a.org_id', 'o.name as org_name', 'a.mode', 'a.actor_kind', 'a.actor_id', 'p.name as actor_name', 'a.channel', 'a.action', 'a.resource', 'a.resource_id', 'a.ip'])
       .orderBy('a.at', 'desc')
       .orderBy('a.id', 'desc')
+      .orderBy('a.position')
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
@@ -191,6 +222,7 @@ export async function listAccess(db: Kysely<DB>, filters: AccessFilters, page: {
     total: Number(count.n),
     rows: rows.map((row) => ({
       id: Number(row.id),
+      position: Number(row.position),
       at: new Date(row.at).toISOString(),
       orgId: row.org_id,
       orgName: row.org_name ?? null,

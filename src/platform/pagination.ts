@@ -195,7 +195,8 @@ function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; t
 /**
  * The pages of one shape and their access-log rows, in one statement: the requests are a table
  * (one array parameter per field, in request order), each joined to its own counter and its own
- * `seq` range; the log rows are written per request in page order; the answer's rows say which
+ * `seq` range; each request's page is one log row naming its records in page order (none for an
+ * empty page); the answer's rows say which
  * request they belong to (`page_for`), a request with no rows still giving its counter's row.
  */
 async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly LoggedPage[]): Promise<{ rows: unknown[]; total: number }[]> {
@@ -233,10 +234,13 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
         limit: sql.ref('request.page_limit'),
       })}
     ), logged_access as (
-      insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
-      select request.org_id, request.mode, request.actor_kind, request.actor_id, request.channel, request.action, request.resource, page.page_id::text, request.ip
-      from page join request on request.n = page.page_request
-      order by page.page_request, page.page_seq desc
+      insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_ids, ip)
+      select request.org_id, request.mode, request.actor_kind, request.actor_id, request.channel, request.action, request.resource, shown.ids, request.ip
+      from request cross join lateral (
+        select array_agg(page.page_id::text order by page.page_seq desc) as ids from page where page.page_request = request.n
+      ) shown
+      where shown.ids is not null
+      order by request.n
     )
     select request.n::int as page_for, counter.value as page_total, page.* from request
     left join counter on counter.n = request.n

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logAccess } from '../../src/access-log/service.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { operatorUser, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
 import { EMPLOYMENT_BODY, GUARANTOR_BODY } from '../respondents/fixtures.js';
@@ -20,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const accessRows = (orgId: string) =>
-  t.database.db.selectFrom('personal_data_access').selectAll().where('org_id', '=', orgId).orderBy('id').execute();
+  t.database.db.selectFrom('personal_data_access_records').selectAll().where('org_id', '=', orgId).orderBy('id').orderBy('position').execute();
 
 async function riskLow(orgId: string) {
   await t.database.db.updateTable('organizations').set({ risk_level: 'LOW' }).where('id', '=', orgId).execute();
@@ -160,6 +162,71 @@ describe('views and exports of personal data are logged', () => {
     const res = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/verifications/address/999999?mode=test` });
     expect(res.statusCode).toBe(404);
     expect(await accessRows(org.id)).toEqual([]);
+  });
+});
+
+describe('one row per access (0040)', () => {
+  const consoleQuery = async (qs: string) => {
+    const res = await portal(t.app, operator, { method: 'GET', url: `/api/console/personal-data-access?${qs}` });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { data: { id: number; position: number; action: string; resource: string; resourceId: string | null }[]; total: number };
+  };
+  const tableRows = (orgId: string) =>
+    t.database.db.selectFrom('personal_data_access').select(['action', 'resource_ids']).where('org_id', '=', orgId).orderBy('id').execute();
+
+  it('a list page is one row naming its records in page order; the console finds each record, one line each', async () => {
+    const org = await t.org({ riskLevel: 'LOW' });
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await t.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: ADDRESS_BODY });
+      expect(created.statusCode, created.body).toBe(201);
+      ids.push(created.json().data.id as number);
+    }
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/verifications/addresses', headers: bearer(org.testSecret) });
+    expect(listed.statusCode).toBe(200);
+    const shown = [...ids].reverse().map(String);
+    expect(await tableRows(org.id)).toEqual([{ action: 'list', resource_ids: shown }]);
+
+    const all = await consoleQuery(`orgId=${org.id}`);
+    expect(all.total).toBe(3);
+    expect(all.data.map((line) => [line.resourceId, line.position])).toEqual([[shown[0], 1], [shown[1], 2], [shown[2], 3]]);
+    expect(new Set(all.data.map((line) => line.id)).size).toBe(1);
+    // The middle record of the page, through the index on the ids: its line only.
+    const middle = await consoleQuery(`resource=address&resourceId=${shown[1]}`);
+    expect(middle.total).toBe(1);
+    expect(middle.data).toEqual([expect.objectContaining({ action: 'list', resource: 'address', resourceId: shown[1], position: 2 })]);
+    // An id that is only a prefix or a part of another is not a match.
+    expect((await consoleQuery(`resourceId=${shown[1]!.slice(0, -1)}9999`)).total).toBe(0);
+  });
+
+  it('logAccess writes entries that differ only in the record as one row, in order; an export of many is a row of its own', async () => {
+    const org = await t.org();
+    const who = { orgId: org.id, mode: 'test' as const, actorKind: 'cli' as const, actorId: null, channel: 'cli' as const, resource: 'address', ip: null };
+    await logAccess(t.database.db, [
+      { ...who, action: 'list', resourceId: 7 },
+      { ...who, action: 'list', resourceId: 5 },
+      { ...who, action: 'export', resourceId: null },
+      { ...who, action: 'list', resourceId: 6 },
+      { ...who, action: 'view', resourceId: 5 },
+    ]);
+    expect(await tableRows(org.id)).toEqual([
+      { action: 'list', resource_ids: ['7', '5', '6'] },
+      { action: 'export', resource_ids: null },
+      { action: 'view', resource_ids: ['5'] },
+    ]);
+    const lines = await consoleQuery(`orgId=${org.id}`);
+    expect(lines.total).toBe(5);
+    expect((await consoleQuery(`orgId=${org.id}&resourceId=5`)).data.map((line) => [line.action, line.position])).toEqual(expect.arrayContaining([['list', 2], ['view', 1]]));
+  });
+
+  it("a row written the previous release's way (resource_id, during a rolling upgrade) is kept as one record and found like the others", async () => {
+    const org = await t.org();
+    await sql`insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_id, ip)
+      values (${org.id}, 'test', 'api', 'secret-1', 'api', 'view', 'address', '424242', '203.0.113.5')`.execute(t.database.db);
+    expect(await tableRows(org.id)).toEqual([{ action: 'view', resource_ids: ['424242'] }]);
+    const { rows } = await sql<{ resource_id: string | null }>`select resource_id from personal_data_access where org_id = ${org.id}`.execute(t.database.db);
+    expect(rows).toEqual([{ resource_id: null }]);
+    expect((await consoleQuery('resource=address&resourceId=424242')).data).toEqual([expect.objectContaining({ action: 'view', resourceId: '424242', position: 1 })]);
   });
 });
 

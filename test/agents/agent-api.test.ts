@@ -144,7 +144,7 @@ describe('field agents: assignment and the agent API', () => {
       });
       // The agent API showed these applicants to an agent: the access log says who, with no personal data.
       const logged = await t.database.db
-        .selectFrom('personal_data_access')
+        .selectFrom('personal_data_access_records')
         .select(['actor_kind', 'actor_id', 'channel', 'action', 'resource_id'])
         .where('resource', '=', 'address')
         .where('resource_id', '=', String(address.id))

@@ -284,7 +284,7 @@ describe('the review queue', () => {
     expect(opened.headers['content-type']).toBe('image/jpeg');
     // The operator saw the report and its neighbour: the access log names them.
     const logged = await ctx.database.db
-      .selectFrom('personal_data_access')
+      .selectFrom('personal_data_access_records')
       .select(['org_id', 'mode', 'actor_kind', 'actor_id', 'channel', 'action'])
       .where('resource', '=', 'address')
       .where('resource_id', '=', String(created.id))

@@ -91,7 +91,7 @@ describe('the console sessions summary', { timeout: 180_000 }, () => {
     expect(res.body).not.toContain('Adaeze');
     expect(res.body).not.toContain('ses_');
     // The summary is no view of personal data: nothing is access-logged.
-    expect(await t.database.db.selectFrom('personal_data_access').select('id').where('channel', '=', 'console').execute()).toEqual([]);
+    expect(await t.database.db.selectFrom('personal_data_access_records').select('id').where('channel', '=', 'console').execute()).toEqual([]);
   });
 
   it('narrows to one organization and one mode; a week counts the older session too', async () => {

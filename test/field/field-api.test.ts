@@ -133,14 +133,14 @@ describe('the field app API', () => {
     expect(business.mapsUrl).toContain(encodeURIComponent('Mama Put Ventures, 4 Broad Street'));
     // Each list showed the applicants to the agent: the access log has a row per task, no personal data.
     const logged = await t.database.db
-      .selectFrom('personal_data_access')
+      .selectFrom('personal_data_access_records')
       .select(['org_id', 'mode', 'actor_kind', 'actor_id', 'channel', 'action', 'resource', 'resource_id'])
       .where('actor_id', '=', bayo.agentId)
       .execute();
     expect(logged).toEqual([
       { org_id: org.id, mode: 'live', actor_kind: 'agent', actor_id: bayo.agentId, channel: 'field', action: 'list', resource: 'address', resource_id: String(ogun.id) },
     ]);
-    const adaSaw = await t.database.db.selectFrom('personal_data_access').select(['resource', 'resource_id']).where('actor_id', '=', ada.agentId).execute();
+    const adaSaw = await t.database.db.selectFrom('personal_data_access_records').select(['resource', 'resource_id']).where('actor_id', '=', ada.agentId).execute();
     expect(adaSaw).toEqual(expect.arrayContaining([{ resource: 'address', resource_id: String(lagos.id) }, { resource: 'business', resource_id: String(shop.id) }]));
 
     // Another agent's task cannot be started or reported: it is not found among yours.

@@ -50,7 +50,7 @@ afterAll(() => t.close());
 const viewer = (actorId: string): PageViewer => ({ actorKind: 'api', actorId, channel: 'api', action: 'list', resource: 'address', ip: '198.51.100.7' });
 
 const logOf = (db: Kysely<DB>, actorId: string) =>
-  db.selectFrom('personal_data_access').select(['org_id', 'mode', 'resource_id', 'ip']).where('actor_id', '=', actorId).orderBy('id').execute();
+  db.selectFrom('personal_data_access_records').select(['org_id', 'mode', 'resource_id', 'ip']).where('actor_id', '=', actorId).orderBy('id').orderBy('position').execute();
 
 interface Ask {
   scope: Scope;

@@ -45,11 +45,12 @@ const get = (user: PortalUser | undefined, url: string) => portal(t.app, user, {
 
 async function accessRows(orgId: string) {
   return t.database.db
-    .selectFrom('personal_data_access')
+    .selectFrom('personal_data_access_records')
     .select(['actor_id', 'channel', 'action', 'resource', 'resource_id', 'mode'])
     .where('org_id', '=', orgId)
     .where('resource', '=', 'session')
     .orderBy('id')
+    .orderBy('position')
     .execute();
 }
 

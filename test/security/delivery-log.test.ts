@@ -55,7 +55,7 @@ async function viewerOf(orgId: string): Promise<PortalUser> {
 }
 
 function accessRows(personId: string) {
-  return ctx.database.db.selectFrom('personal_data_access').selectAll().where('actor_id', '=', personId).orderBy('id').execute();
+  return ctx.database.db.selectFrom('personal_data_access_records').selectAll().where('actor_id', '=', personId).orderBy('id').orderBy('position').execute();
 }
 
 function expectNoPersonalNumbers(body: string) {

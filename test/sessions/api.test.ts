@@ -166,7 +166,7 @@ describe('verification sessions: the customer API (real sockets)', () => {
       expectStyleA(await http.get(`${BASE}?limit=0`, org.testSecret), 400, 'VALIDATION_ERROR');
       expectStyleA(await http.get(`${BASE}?offset=-1`, org.testSecret), 400, 'VALIDATION_ERROR');
       await http.get(`${BASE}/${ids[0]}`, org.testSecret);
-      const log = await t.database.db.selectFrom('personal_data_access').select(['resource', 'resource_id', 'action', 'actor_kind']).where('org_id', '=', org.id).orderBy('id').execute();
+      const log = await t.database.db.selectFrom('personal_data_access_records').select(['resource', 'resource_id', 'action', 'actor_kind']).where('org_id', '=', org.id).orderBy('id').orderBy('position').execute();
       expect(log).toEqual([
         { resource: 'session', resource_id: ids[2], action: 'list', actor_kind: 'api' },
         { resource: 'session', resource_id: ids[1], action: 'list', actor_kind: 'api' },

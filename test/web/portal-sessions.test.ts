@@ -48,7 +48,7 @@ async function signedIn(user: PortalUser): Promise<Page> {
 }
 
 const frameViews = async () =>
-  (await web.database.db.selectFrom('personal_data_access').select('id').where('org_id', '=', orgId).where('resource', '=', 'session').where('resource_id', '=', withFrames.id).where('action', '=', 'view').execute()).length;
+  (await web.database.db.selectFrom('personal_data_access_records').select('id').where('org_id', '=', orgId).where('resource', '=', 'session').where('resource_id', '=', withFrames.id).where('action', '=', 'view').execute()).length;
 
 describe('sessions in the portal explorer (phone width)', () => {
   it('lists sessions and shows a failed one’s steps, the ID masked, the reason in words and its webhook', { timeout: 120_000 }, async () => {

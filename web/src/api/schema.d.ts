@@ -12974,7 +12974,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The access; a list page is one access showing several records, one entry each */
                             id: number;
+                            /** @description The record's place among those the access showed (1 for a single view) */
+                            position: number;
                             /** Format: date-time */
                             at: string;
                             orgId: string | null;

@@ -157,7 +157,7 @@ export function AccessLogPage() {
         <DataTable
           caption="Access log"
           rows={log.data.data}
-          rowKey={(row) => String(row.id)}
+          rowKey={(row) => `${row.id}.${row.position}`}
           page={{ offset, limit: PAGE, total: log.data.total, onChange: setOffset }}
           minWidth={960}
           columns={[
