@@ -38,9 +38,9 @@ const LIVE_BVN_NO_PHOTO = { bvn: '22777777777', firstname: 'Tayo', lastname: 'Ad
 
 /** The shared face model, counting the images it is shown. */
 class CountingEngine extends FaceEngine {
-  calls = 0;
+  described = 0;
   override describe(image: DecodedImage) {
-    this.calls++;
+    this.described++;
     return sharedFaceEngine().describe(image);
   }
 }
@@ -438,13 +438,13 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
 
     it('answers 402 and charges nothing when the wallet is short, before the photo reaches the face model', async () => {
       const poor = await org({ fund: PRICE - 1 });
-      const before = engine.calls;
+      const before = engine.described;
       const started = performance.now();
       const res = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
       const elapsed = performance.now() - started;
       expect(res.statusCode).toBe(402);
       expect(res.json()).toEqual({ statusCode: 402, error: 'Payment Required', message: expect.stringMatching(/funded/) });
-      expect(engine.calls - before).toBe(0);
+      expect(engine.described - before).toBe(0);
       expect(elapsed).toBeLessThan(1_000);
       // A photoUrl is not even fetched: the unreachable one here would otherwise be a 400.
       const byUrl = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photoUrl: `${photoBase}/missing.jpg` }, PATH, countedApp);
@@ -464,7 +464,7 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
       const funded = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
       expect(funded.statusCode, funded.body).toBe(200);
       expect(funded.json().data.photoMatching.match).toBe(true);
-      expect(engine.calls - before).toBeGreaterThanOrEqual(1);
+      expect(engine.described - before).toBeGreaterThanOrEqual(1);
       expect((await accounts.get(poor.id)).balance).toBe(0);
     });
 

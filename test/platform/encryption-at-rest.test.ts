@@ -137,9 +137,9 @@ describe('encryption at rest', () => {
         expect(await thread.open([later, good], 2, keysOf(first, second))).toEqual({ json: '[{"city": "Lekki"},"Chinedu Eze"]', failed: [] });
         // A thread that dies answers null (its caller opens the values) and is not started again at
         // once, so a thread that cannot run does not cost a new one per request; later it is, with the keys.
-        await thread['worker']!.terminate();
+        await thread['calls']!.worker.terminate();
         expect(await thread.open([good], 2, keysOf(first))).toBeNull();
-        expect(thread['worker']).toBeUndefined();
+        expect(thread['calls']).toBeUndefined();
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(await thread.open([good], 2, keysOf(first))).toEqual({ json: '["Chinedu Eze"]', failed: [] });
         thread.close();

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { WorkerCalls } from '../../platform/worker-calls.js';
 import type { DecodedImage } from './image.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
@@ -28,11 +29,6 @@ type WorkerReply =
   | { id: number; faces: number; face: { box: Face['box']; score: number; descriptor: number[] } | null }
   | { id: number; error: string };
 
-interface Pending {
-  resolve(face: Face | undefined): void;
-  reject(error: Error): void;
-}
-
 const require = createRequire(import.meta.url);
 
 /**
@@ -42,9 +38,7 @@ const require = createRequire(import.meta.url);
  * a process alive; a crashed worker fails its pending requests and the next request starts anew.
  */
 export class FaceEngine {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private calls: WorkerCalls<WorkerReply> | undefined;
 
   constructor(private readonly settings: DetectorSettings = DEFAULT_DETECTOR) {}
 
@@ -60,24 +54,18 @@ export class FaceEngine {
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    if (!worker) return;
-    this.fail(worker, new Error('face engine closed'));
-    await worker.terminate();
+    await this.calls?.close(new Error('face engine closed'));
   }
 
-  private send(message: object, transfer: ArrayBuffer[] = []): Promise<Face | undefined> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise<Face | undefined>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ ...message, id }, transfer);
-    });
+  private async send(message: object, transfer: ArrayBuffer[] = []): Promise<Face | undefined> {
+    const reply = await this.start().send(message, transfer);
+    if ('error' in reply) throw new Error(`face model failed: ${reply.error}`);
+    const { face, faces } = reply;
+    return face ? { box: face.box, score: face.score, descriptor: Float32Array.from(face.descriptor), facesFound: faces } : undefined;
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
+  private start(): WorkerCalls<WorkerReply> {
+    if (this.calls) return this.calls;
     const faceApiPath = require.resolve('@vladmandic/face-api/dist/face-api.node-wasm.js');
     const modelDir = path.join(path.dirname(faceApiPath), '..', 'model');
     const worker = new Worker(WORKER_SOURCE, {
@@ -86,33 +74,11 @@ export class FaceEngine {
       // The model's weights and activations stay well under this; a runaway image does not take the process.
       resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
-    worker.unref();
-    worker.on('message', (reply: WorkerReply) => this.settle(reply));
-    worker.on('error', (error) => this.fail(worker, error));
-    worker.on('exit', (code) => this.fail(worker, new Error(`face model worker exited with code ${code}`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(reply: WorkerReply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker?.unref();
-    if ('error' in reply) {
-      pending.reject(new Error(`face model failed: ${reply.error}`));
-      return;
-    }
-    const { face, faces } = reply;
-    pending.resolve(face ? { box: face.box, score: face.score, descriptor: Float32Array.from(face.descriptor), facesFound: faces } : undefined);
-  }
-
-  private fail(worker: Worker, error: Error): void {
-    // Every pending request belongs to the current worker: a new one starts only after this.
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+    // A crashed worker fails its requests; the next request starts a new one.
+    this.calls = new WorkerCalls<WorkerReply>(worker, 'face model worker', (gone) => {
+      if (this.calls === gone) this.calls = undefined;
+    });
+    return this.calls;
   }
 }
 

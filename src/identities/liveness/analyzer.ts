@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { WorkerCalls } from '../../platform/worker-calls.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
 /** RGB bytes of one decoded frame; `pixels` owns its buffer (it is handed to the model thread). */
@@ -58,11 +59,6 @@ type Reply =
   | { id: number }
   | { id: number; error: string };
 
-interface Pending {
-  resolve(reply: Reply): void;
-  reject(error: Error): void;
-}
-
 const require = createRequire(import.meta.url);
 
 /**
@@ -71,9 +67,7 @@ const require = createRequire(import.meta.url);
  * worker fails its pending requests; the next request starts a new one.
  */
 export class FrameAnalyzer {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private calls: WorkerCalls<Reply> | undefined;
   private nextJob = 1;
 
   /** `detectEvery`: the face detector runs on every n-th frame (and wherever the face was lost). */
@@ -117,24 +111,17 @@ export class FrameAnalyzer {
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    if (!worker) return;
-    this.fail(worker, new Error('liveness analyzer closed'));
-    await worker.terminate();
+    await this.calls?.close(new Error('liveness analyzer closed'));
   }
 
-  private send(message: object, transfer: ArrayBuffer[] = []): Promise<Reply> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise<Reply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ ...message, id }, transfer);
-    });
+  private async send(message: object, transfer: ArrayBuffer[] = []): Promise<Reply> {
+    const reply = await this.start().send(message, transfer);
+    if ('error' in reply) throw new Error(`liveness model failed: ${reply.error}`);
+    return reply;
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
+  private start(): WorkerCalls<Reply> {
+    if (this.calls) return this.calls;
     // The package's exports map hides its WASM build: find it next to the entry point it does export.
     const humanPath = path.join(path.dirname(require.resolve('@vladmandic/human')), 'human.node-wasm.js');
     const modelDir = path.join(path.dirname(humanPath), '..', 'models');
@@ -146,28 +133,10 @@ export class FrameAnalyzer {
       workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 3 },
       resourceLimits: { maxOldGenerationSizeMb: 768 },
     });
-    worker.unref();
-    worker.on('message', (reply: Reply) => this.settle(reply));
-    worker.on('error', (error) => this.fail(worker, error));
-    worker.on('exit', (code) => this.fail(worker, new Error(`liveness model worker exited with code ${code}`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(reply: Reply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker?.unref();
-    if ('error' in reply) pending.reject(new Error(`liveness model failed: ${reply.error}`));
-    else pending.resolve(reply);
-  }
-
-  private fail(worker: Worker, error: Error): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+    this.calls = new WorkerCalls<Reply>(worker, 'liveness model worker', (gone) => {
+      if (this.calls === gone) this.calls = undefined;
+    });
+    return this.calls;
   }
 }
 

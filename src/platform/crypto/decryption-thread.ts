@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { WorkerCalls } from '../worker-calls.js';
 
 /**
  * A thread that opens `vx1:` values (src/platform/crypto/keyring.ts) in bulk, off the event loop.
@@ -25,7 +26,6 @@ export interface ThreadKey {
 }
 
 interface Request {
-  id: number;
   /** Sent when the thread's keys are older than the keyring's. */
   keys?: ThreadKey[];
   /** The values, one per line (a `vx1:` value has no line break; the caller checks). */
@@ -97,9 +97,7 @@ parentPort.on('message', (request) => {
 `;
 
 export class DecryptionThread {
-  private worker: Worker | undefined;
-  private pending = new Map<number, { resolve(opened: Opened | null): void }>();
-  private nextId = 1;
+  private calls: WorkerCalls<Reply> | undefined;
   /** The key version the running thread holds (see `open`). */
   private keysSent = -1;
   private closed = false;
@@ -120,57 +118,36 @@ export class DecryptionThread {
    * thread failed or is closed (the caller opens them all); never rejects.
    */
   open(values: readonly string[], version: number, keys: () => ThreadKey[]): Promise<Opened | null> {
-    const worker = this.start();
-    if (!worker) return Promise.resolve(null);
-    const id = this.nextId++;
-    const request: Request = { id, values: values.join('\n') };
+    const calls = this.start();
+    if (!calls) return Promise.resolve(null);
+    const request: Request = { values: values.join('\n') };
     if (this.keysSent !== version) {
       request.keys = keys();
       this.keysSent = version;
     }
-    if (this.pending.size === 0) worker.ref();
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve });
-      worker.postMessage(request);
-    });
+    return calls.send(request).then(
+      (reply) => ({ json: reply.json, failed: reply.failed }),
+      () => null,
+    );
   }
 
   close(): void {
     this.closed = true;
-    const worker = this.worker;
-    this.fail(worker);
-    void worker?.terminate();
+    void this.calls?.close(new Error('decryption thread closed'));
   }
 
-  private start(): Worker | undefined {
+  private start(): WorkerCalls<Reply> | undefined {
     if (this.closed) return undefined;
-    if (this.worker) return this.worker;
+    if (this.calls) return this.calls;
     if (Date.now() < this.retryAt) return undefined;
-    const worker = new Worker(SOURCE, { eval: true, workerData: this.format });
-    // Idle, it does not keep the process alive; while it holds requests it does (see `open`).
-    worker.unref();
-    worker.on('message', (reply: Reply) => this.settle(reply));
-    worker.on('error', () => this.fail(worker));
-    worker.on('exit', () => this.fail(worker));
-    this.worker = worker;
+    // Idle, it does not keep the process alive; while it holds requests it does (WorkerCalls).
+    this.calls = new WorkerCalls<Reply>(new Worker(SOURCE, { eval: true, workerData: this.format }), 'decryption thread', (gone) => {
+      // The thread is gone: its requests are answered null (not opened); a new one starts after a while.
+      if (this.calls !== gone) return;
+      this.calls = undefined;
+      this.retryAt = Date.now() + this.retryAfterMs;
+    });
     this.keysSent = -1;
-    return worker;
-  }
-
-  private settle(reply: Reply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker?.unref();
-    pending.resolve({ json: reply.json, failed: reply.failed });
-  }
-
-  /** The thread is gone: its requests are answered null (not opened); the next call starts another. */
-  private fail(worker: Worker | undefined): void {
-    if (!worker || this.worker !== worker) return;
-    this.worker = undefined;
-    this.retryAt = Date.now() + this.retryAfterMs;
-    for (const pending of this.pending.values()) pending.resolve(null);
-    this.pending.clear();
+    return this.calls;
   }
 }
