@@ -17,7 +17,7 @@ import { keyringOf, NoKeyringError, UnencryptableWriteError } from '../../src/pl
 import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js';
 import { BULK_DECRYPTION, DataKeyError, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
-import { sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
+import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
 import { ADDRESS_BODY, client, multipartBody } from '../agents/fixtures.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
@@ -340,6 +340,42 @@ describe('encryption at rest', () => {
       // A second pass finds nothing to do.
       expect(Object.values(await sealStoredValues(db, { mode: 'legacy' })).every((n) => n === 0)).toBe(true);
       expect(await sealStoredFiles(db, store, { mode: 'legacy' })).toBe(0);
+    });
+
+    it('the start-up pass is skipped once one has found nothing left in clear, and runs again without that record', async () => {
+      const db = t.database.db;
+      const store = openFileStore(testConfig({ dataDir }), t.database.protection);
+      await raw(t).deleteFrom('settings').where('name', '=', LEGACY_SEALED_SETTING).execute();
+      const org = await t.org({ riskLevel: 'LOW' });
+      const plainRow = (reference: string) => sql<{ id: number }>`
+        insert into address_verifications (org_id, mode, seq, reference, applicant, street, lga, state, status)
+        values (${org.id}, 'live', ${Number(reference.slice(-1))}, ${reference}, '{"firstname": "Kelechi"}'::jsonb, '9 Plain Street', 'Ikeja', 'Lagos', 'pending')
+        returning id`.execute(raw(t));
+      const streetOf = async (id: number) => (await sql<{ street: string }>`select street from address_verifications where id = ${id}`.execute(raw(t))).rows[0]!.street;
+
+      const { rows: [first] } = await plainRow('skip-1');
+      const sealed = await sealLegacy(t.database, store);
+      expect(sealed?.rows.address_verifications).toBe(1);
+      expect(await streetOf(first!.id)).not.toContain('Plain');
+      expect(await raw(t).selectFrom('settings').select('value').where('name', '=', LEGACY_SEALED_SETTING).execute()).toEqual([{ value: protectedColumnsDigest() }]);
+
+      // A later start does not scan again: a row in clear now (which no release writes) stays as it is.
+      const { rows: [second] } = await plainRow('skip-2');
+      expect(await sealLegacy(t.database, store)).toBeNull();
+      expect(await streetOf(second!.id)).toBe('9 Plain Street');
+
+      // A pass recorded for other protected columns (a release that protects one more) runs again.
+      await raw(t).updateTable('settings').set({ value: 'a digest of fewer columns' }).where('name', '=', LEGACY_SEALED_SETTING).execute();
+      expect((await sealLegacy(t.database, store))?.rows.address_verifications).toBe(1);
+      expect(await streetOf(second!.id)).not.toContain('Plain');
+      expect((await db.selectFrom('address_verifications').select('street').where('id', '=', second!.id).executeTakeFirstOrThrow()).street).toBe('9 Plain Street');
+      expect(await sealLegacy(t.database, store)).toBeNull();
+
+      // Without the record (a database restored from before the pass), the pass runs again.
+      const { rows: [third] } = await plainRow('skip-3');
+      await raw(t).deleteFrom('settings').where('name', '=', LEGACY_SEALED_SETTING).execute();
+      expect((await sealLegacy(t.database, store))?.rows.address_verifications).toBe(1);
+      expect(await streetOf(third!.id)).not.toContain('Plain');
     });
   });
 });
