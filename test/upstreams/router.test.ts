@@ -20,7 +20,8 @@ import { refusedUrl, startFlaky, startServer, startUpstreamVouch, type TestServe
  */
 
 const KEY = randomBytes(32);
-const COOL_DOWN_MS = 400;
+/** Long enough that a loaded machine finishes a test's checks of the open circuit before it half-opens. */
+const COOL_DOWN_MS = 2_000;
 let upstream: UpstreamVouch;
 let front: TestContext;
 let org: CreatedOrganization;
@@ -276,7 +277,8 @@ describe('every source down', () => {
     await bvnLookup();
     const open = await bvnLookup();
     expect(open.statusCode).toBe(503);
-    expect(Number(open.headers['retry-after'])).toBe(Math.ceil(COOL_DOWN_MS / 1000));
+    expect(Number(open.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(open.headers['retry-after'])).toBeLessThanOrEqual(Math.ceil(COOL_DOWN_MS / 1000));
     expect((await front.accounts.get(org.id)).balance).toBe(before.balance);
     expect((await lastUsage()).id).toBe(usageBefore);
   });
