@@ -15,7 +15,8 @@ import { startSwitchable, startUpstreamVouch, type Switchable, type UpstreamVouc
  */
 
 const KEY = randomBytes(32);
-const COOL_DOWN_MS = 400;
+/** Long enough that a loaded machine finishes a test's checks of the open circuit before it half-opens. */
+const COOL_DOWN_MS = 2_000;
 /** Generous: a first lookup on a busy machine can take a second, and a timeout is not this test's subject. */
 const TIMEOUT_MS = 5_000;
 let upstream: UpstreamVouch;
@@ -82,7 +83,8 @@ describe('the upstream is down and the embedded registry holds no records of the
     // The circuit is open now: the answer comes at once, with its remaining cool-down.
     const open = await bvnLookup(upstream.identities.bvn.bvn);
     expect(open.statusCode).toBe(503);
-    expect(Number(open.headers['retry-after'])).toBe(Math.ceil(COOL_DOWN_MS / 1000));
+    expect(Number(open.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(open.headers['retry-after'])).toBeLessThanOrEqual(Math.ceil(COOL_DOWN_MS / 1000));
     expect(await balance()).toBe(before.balance);
     expect(await usageCount()).toBe(before.usage);
     expect(front.logs.join('')).toContain('no upstream could answer');
