@@ -106,7 +106,7 @@ export function accessLogOfPage(scope: { orgId: string; mode: Mode }, viewer: Pa
     where shown.ids is not null)`;
 }
 
-/** An API request's views (`GET /v1/...`): the secret that read them. `ids`: one row each. */
+/** An API request's views (`GET /v1/...`): the secret that read them. `ids`: the records shown, in one row. */
 export function logApiAccess(db: Kysely<DB>, request: FastifyRequest, resource: string, action: AccessAction, ids: readonly (string | number)[]): Promise<void> {
   const viewer = apiViewer(request, resource, action);
   return logAccess(db, ids.map((id) => ({ orgId: request.auth.orgId, mode: request.auth.mode, ...viewer, resourceId: id })));
@@ -139,7 +139,8 @@ export function logSessionAccess(
 
 /**
  * Field tasks shown with their applicant or contact (name, phone, place): to a field agent (the
- * agent API or the field app), an operator (the console) or the command line; one row a task.
+ * agent API or the field app), an operator (the console) or the command line; one row per
+ * organization, mode and kind of task, naming their verifications.
  */
 export function logTaskAccess(
   db: Kysely<DB>,

@@ -69,9 +69,9 @@ export interface SequencedTable<Row> {
  * scope's counter gives the total and the page is the `seq` range below it, so the cost is an
  * index range scan whatever the offset. A scope with no counter has no rows (total 0).
  *
- * With a `viewer`, the page's rows are written to the personal data access log (src/access-log)
- * by the statement that reads the page: the page and its log rows commit together, before the
- * answer, in one round trip. Logged pages of one shape that are asked for at the same time are
+ * With a `viewer`, the page is written to the personal data access log (src/access-log) as one
+ * row naming its records, by the statement that reads the page: the page and its log row commit
+ * together, before the answer, in one round trip. Logged pages of one shape that are asked for at the same time are
  * read and logged by one statement (`loggedPagesOf`): lists are the most frequent reads, and under
  * load a statement and a commit per list was what they cost the database most.
  *
@@ -196,8 +196,8 @@ function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; t
  * The pages of one shape and their access-log rows, in one statement: the requests are a table
  * (one array parameter per field, in request order), each joined to its own counter and its own
  * `seq` range; each request's page is one log row naming its records in page order (none for an
- * empty page); the answer's rows say which
- * request they belong to (`page_for`), a request with no rows still giving its counter's row.
+ * empty page); the answer's rows say which request they belong to (`page_for`), a request with no
+ * rows still giving its counter's row.
  */
 async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly LoggedPage[]): Promise<{ rows: unknown[]; total: number }[]> {
   const source = pages[0]!.source;

@@ -29,7 +29,7 @@ async function riskLow(orgId: string) {
 }
 
 describe('views and exports of personal data are logged', () => {
-  it('a GET of a verification and a list by API leave one row each per record, naming the secret; an identity lookup leaves none', async () => {
+  it('a GET of a verification and a list by API leave one line each per record in the log, naming the secret; an identity lookup leaves none', async () => {
     const org = await t.org({ riskLevel: 'LOW' });
     const created = await t.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: ADDRESS_BODY });
     expect(created.statusCode, created.body).toBe(201);
@@ -102,7 +102,7 @@ describe('views and exports of personal data are logged', () => {
     }
   });
 
-  it('the guarantor and employment lists by API leave one row per record shown, in page order, naming the secret; an empty page none', async () => {
+  it('the guarantor and employment lists by API leave one line per record shown, in page order, naming the secret; an empty page none', async () => {
     const org = await t.org({ riskLevel: 'LOW' });
     const secret = await t.database.db.selectFrom('api_secrets').select('id').where('org_id', '=', org.id).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow();
     for (const [resource, path, body] of [
@@ -128,7 +128,7 @@ describe('views and exports of personal data are logged', () => {
     }
   });
 
-  it('portal lists, unfiltered and filtered, leave one row per record shown, in page order, in the statement that reads the page; an empty page none', async () => {
+  it('portal lists, unfiltered and filtered, leave one line per record shown, in page order, in the statement that reads the page; an empty page none', async () => {
     const { org, owner } = await portalOrg(t.database.db);
     await riskLow(org.id);
     const ids: number[] = [];
