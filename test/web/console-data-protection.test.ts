@@ -125,6 +125,10 @@ describe('the console data protection pages', () => {
     const created = await web.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: ADDRESS_BODY });
     expect(created.statusCode, created.body).toBe(201);
     expect((await web.app.inject({ method: 'GET', url: `/v1/verifications/addresses/${created.json().data.id}`, headers: bearer(org.testSecret) })).statusCode).toBe(200);
+    // A list page of two records is one access: the log shows it as a line per record.
+    const second = await web.app.inject({ method: 'POST', url: '/v1/verifications/addresses', headers: bearer(org.testSecret), payload: ADDRESS_BODY });
+    expect(second.statusCode, second.body).toBe(201);
+    expect((await web.app.inject({ method: 'GET', url: '/v1/verifications/addresses', headers: bearer(org.testSecret) })).statusCode).toBe(200);
     const page = await signedIn(operator, true);
     const errors = watchErrors(page);
     await page.setViewportSize({ width: 375, height: 812 });
@@ -132,7 +136,12 @@ describe('the console data protection pages', () => {
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await page.getByRole('link', { name: 'Access log' }).click();
     await page.waitForURL('**/console/access-log');
-    await eventually(() => page.getByRole('table', { name: 'Access log' }).isVisible()).toBe(true);
+    const table = page.getByRole('table', { name: 'Access log' });
+    await eventually(() => table.isVisible()).toBe(true);
+    for (const id of [created.json().data.id, second.json().data.id]) {
+      await eventually(() => table.getByRole('row', { name: new RegExp(`Listed.*address #${id}\\b`) }).count()).toBe(1);
+    }
+    if (process.env.VOUCH_SCREENSHOTS) await page.screenshot({ path: 'docs/images/console-access-log-phone.png', fullPage: true });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     expect(unexpected(errors)).toEqual([]);
