@@ -7,6 +7,7 @@ import { openKeyring } from './platform/crypto/open.js';
 import { sealLegacyInBackground } from './platform/crypto/seal.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
+import { tuneHeapForServing } from './platform/heap.js';
 import { StopSignals } from './platform/shutdown.js';
 import { startWorker } from './worker.js';
 
@@ -22,6 +23,7 @@ function testPause(): { holdAnswerMs: number } | undefined {
  * (src/platform/shutdown.ts, docs/operations.md).
  */
 export async function serve(): Promise<void> {
+  tuneHeapForServing();
   const stop = new StopSignals();
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
