@@ -15,7 +15,7 @@ import { addSource } from '../../src/identities/upstreams/store.js';
 import { rotateKeys } from '../../src/platform/crypto/cli.js';
 import { keyringOf, NoKeyringError, UnencryptableWriteError } from '../../src/platform/crypto/fields.js';
 import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js';
-import { BULK_DECRYPTION, DataKeyError, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
+import { BULK_DECRYPTION, DataKeyError, decryptionThreadPays, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
@@ -72,7 +72,7 @@ describe('encryption at rest', () => {
     });
 
     it('opens a page of values at once with the results and errors of one at a time, also once closed', async () => {
-      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY) });
+      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: true });
       try {
         const plain: unknown[] = Array.from({ length: BULK_DECRYPTION * 4 }, (_, i) => (i % 3 === 0 ? 6.4474 + i : { firstname: `Adaeze ${i}`, note: 'Ọ̀dọ́ ₦,\n"]' }));
         const values = plain.map((value) => keyring.encrypt(JSON.stringify(value)));
@@ -107,6 +107,24 @@ describe('encryption at rest', () => {
         keyring.close();
         expect(await keyring.decryptJsonMany(values)).toEqual(plain);
       } finally {
+        keyring.close();
+      }
+    });
+
+    it('opens a page in line, never on the thread, where the machine has no core to spare for it', async () => {
+      expect([1, 2, 3, 4, 16].map((cores) => decryptionThreadPays(cores))).toEqual([false, false, true, true, true]);
+      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: false });
+      const thread = vi.spyOn(DecryptionThread.prototype, 'open');
+      try {
+        const plain = Array.from({ length: BULK_DECRYPTION * 4 }, (_, i) => ({ street: `${i} Admiralty Way` }));
+        const values = plain.map((value) => keyring.encrypt(JSON.stringify(value)));
+        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        const altered = [...values];
+        altered[7] = altered[7]!.slice(0, -2) + (altered[7]!.at(-2) === 'A' ? 'B' : 'A') + altered[7]!.at(-1);
+        await expect(keyring.decryptJsonMany(altered)).rejects.toThrow(/data key [0-9a-f]{8} fails authentication: it was altered/);
+        expect(thread).not.toHaveBeenCalled();
+      } finally {
+        thread.mockRestore();
         keyring.close();
       }
     });

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { DecryptionThread, type ThreadKey } from './decryption-thread.js';
@@ -29,6 +30,18 @@ const ID_LENGTH = 8;
  * where they cost less than the two messages would (docs/data-protection.md).
  */
 export const BULK_DECRYPTION = 24;
+
+/**
+ * Whether the decryption thread pays on a machine with `cores` cores: only with one to spare for
+ * it. A message to the thread and its answer wake a second thread, which on two cores waits for
+ * one that the event loop or the database (often on the same machine) is using: measured on the
+ * lists at 500 requests/s on two cores, opening in line took 15 % less CPU per request than the
+ * thread, with the same p99 (docs/benchmarks.md, twelfth session). With more cores the thread
+ * keeps a page's opening off the event loop (tenth session).
+ */
+export function decryptionThreadPays(cores: number = availableParallelism()): boolean {
+  return cores > 2;
+}
 
 /** A key-encryption key and its fingerprint (what `data_keys.kek_id` names). */
 export interface Kek {
@@ -61,6 +74,8 @@ export interface KeyringOptions {
   /** The current KEK (wraps new keys) and, during a KEK change, the previous one. */
   kek: Kek;
   previousKek?: Kek | undefined;
+  /** Open many values at once on the decryption thread (default: `decryptionThreadPays()` on this machine). */
+  decryptionThread?: boolean;
 }
 
 export interface DataKeyInfo {
@@ -120,11 +135,15 @@ export class Keyring {
   /** Bumped at every load: the decryption thread is sent the keys again when it holds an older set. */
   private version = 0;
   private readonly thread = new DecryptionThread({ prefix: ENVELOPE_PREFIX, idLength: ID_LENGTH });
+  /** Whether `decryptJsonMany` sends many values to the thread (KeyringOptions.decryptionThread). */
+  private readonly onThread: boolean;
 
   private constructor(
     private readonly db: Kysely<DB>,
     readonly options: KeyringOptions,
-  ) {}
+  ) {
+    this.onThread = options.decryptionThread ?? decryptionThreadPays();
+  }
 
   /**
    * Loads and unwraps every data key, making the first data key and the index key on a new
@@ -266,13 +285,13 @@ export class Keyring {
 
   /**
    * `JSON.parse(decrypt(value))` of every value, in order (what the field protection stores is
-   * JSON). From BULK_DECRYPTION values up the work runs on the decryption thread
+   * JSON). From BULK_DECRYPTION values up the work runs on the decryption thread, where it pays
    * (src/platform/crypto/decryption-thread.ts); a value it did not open is opened here, so the
    * results and the errors are those of one at a time either way.
    */
   async decryptJsonMany(values: readonly string[]): Promise<unknown[]> {
     const one = (value: string): unknown => JSON.parse(this.decrypt(value));
-    if (values.length < BULK_DECRYPTION || values.some((value) => value.includes('\n'))) return values.map(one);
+    if (!this.onThread || values.length < BULK_DECRYPTION || values.some((value) => value.includes('\n'))) return values.map(one);
     const opened = await this.thread.open(values, this.version, () => this.threadKeys());
     if (!opened) return values.map(one);
     const parsed = JSON.parse(opened.json) as unknown[];
