@@ -72,6 +72,6 @@ describe('the heap of vouch serve', () => {
         child.kill('SIGTERM');
         await exited;
       }
-    });
+    }, 90_000);
   });
 });
