@@ -1,6 +1,7 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
 import { cpuSeconds, machineBusySeconds } from './cpu.js';
+import { round } from './report.js';
 
 export interface LoadSettings {
   connections: number;
@@ -100,6 +101,18 @@ export async function load(request: LoadRequest, settings: LoadSettings, serverP
     statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([status, { count }]) => [status, count])),
     cpu: cores(before, after, result.requests.total),
   };
+}
+
+/** A run's cells in a section's table: req/s, p50 ms, p99 ms, requests, non-2xx (with socket failures), server µs CPU/req. */
+export function summaryCells(summary: LoadSummary): (string | number)[] {
+  return [
+    round(summary.reqPerSec, 0),
+    summary.p50,
+    summary.p99,
+    summary.requests,
+    summary.non2xx + summary.errors + summary.timeouts,
+    summary.cpu?.serverUsPerRequest ?? '-',
+  ];
 }
 
 /** Statuses other than 2xx and socket failures, as one phrase; empty when every response was 2xx. */

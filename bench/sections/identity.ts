@@ -4,7 +4,7 @@ import path from 'node:path';
 import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { failures, load, type LoadRequest, type LoadSummary } from '../lib/load.js';
+import { failures, load, summaryCells, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, profilerArgs, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
@@ -86,12 +86,7 @@ function row(name: string, summary: LoadSummary) {
   const { cpu } = summary;
   return [
     name,
-    round(summary.reqPerSec, 0),
-    summary.p50,
-    summary.p99,
-    summary.requests,
-    summary.non2xx + summary.errors + summary.timeouts,
-    cpu ? cpu.serverUsPerRequest : '-',
+    ...summaryCells(summary),
     cpu ? `${cpu.server.toFixed(2)}/${cpu.loadGenerator.toFixed(2)}/${cpu.machine.toFixed(2)}` : '-',
   ];
 }

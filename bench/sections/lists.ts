@@ -2,7 +2,7 @@ import pg from 'pg';
 import path from 'node:path';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { failures, load, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
+import { failures, load, paced, summaryCells, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, profilerArgs, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { insertInBatches, withSealer } from '../lib/sealed.js';
@@ -188,12 +188,7 @@ export const lists: Section = {
                 server,
                 depth === 'first' ? 'page 1' : `offset ${DEEP_OFFSET}`,
                 `${loadKind === 'paced' ? `${PACED_RATE} req/s, ≤ ${context.load.connections} conn.` : `${context.load.connections} conn.`}${context.rounds > 1 ? ` #${pass}` : ''}`,
-                round(summary.reqPerSec, 0),
-                summary.p50,
-                summary.p99,
-                summary.requests,
-                summary.non2xx + summary.errors + summary.timeouts,
-                summary.cpu?.serverUsPerRequest ?? '-',
+                ...summaryCells(summary),
               ]);
             }
           }

@@ -4,7 +4,7 @@ import { insertPerson } from '../../src/portal/people.js';
 import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
 import { checkpointAfterSeed, withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { failures, paced, type LoadRequest, type LoadSummary } from '../lib/load.js';
+import { failures, paced, summaryCells, type LoadRequest, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from '../lib/processes.js';
 import { median, round } from '../lib/report.js';
 import { insertInBatches, withSealer } from '../lib/sealed.js';
@@ -168,12 +168,7 @@ export const portal: Section = {
             rows.push([
               probe.name,
               `${RATE} req/s, ≤ ${context.load.connections} conn.${context.rounds > 1 ? ` #${pass}` : ''}`,
-              round(summary.reqPerSec, 0),
-              summary.p50,
-              summary.p99,
-              summary.requests,
-              summary.non2xx + summary.errors + summary.timeouts,
-              summary.cpu?.serverUsPerRequest ?? '-',
+              ...summaryCells(summary),
             ]);
           }
         }

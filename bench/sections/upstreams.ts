@@ -6,7 +6,7 @@ import pg from 'pg';
 import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
-import { failures, load, paced, type LoadRequest, type LoadSettings, type LoadSummary } from '../lib/load.js';
+import { failures, load, paced, summaryCells, type LoadRequest, type LoadSettings, type LoadSummary } from '../lib/load.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
 import { atLeast, atMost, type BenchContext, type Section } from '../lib/section.js';
 import { bvnImportLines, syntheticBvn } from '../lib/synthetic.js';
@@ -204,12 +204,7 @@ export const upstreams: Section = {
       const describe = (counts: Record<string, number>) => Object.entries(counts).map(([source, n]) => `${source} ${n}`).join(', ');
       const row = (name: string, summary: LoadSummary, counts?: Record<string, number>) => [
         name,
-        Math.round(summary.reqPerSec),
-        summary.p50,
-        summary.p99,
-        summary.requests,
-        summary.non2xx + summary.errors + summary.timeouts,
-        summary.cpu?.serverUsPerRequest ?? '-',
+        ...summaryCells(summary),
         counts ? describe(counts) : '-',
       ];
       const rows = (['closed', 'paced'] as const).flatMap((style) => {
