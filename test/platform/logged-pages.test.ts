@@ -155,4 +155,58 @@ describe('logged pages read together', () => {
       await single.close();
     }
   });
+
+  it.runIf(process.env.DATABASE_URL)('has PostgreSQL keep one plan per page statement: its plan for given values costs what the plan for any values does', async () => {
+    const [a] = orgs as [{ id: string; ids: number[] }];
+    const single = await openDatabase({ url: t.database.url, poolSize: 1 });
+    try {
+      await openKeyring(single, testConfig());
+      const scope: Scope = { orgId: a.id, mode: 'test' };
+      // Another organization with many rows, and the table's statistics: planned for the values of
+      // an organization with five, a page looked cheaper than planned for any organization.
+      const bulk = await t.org({ riskLevel: 'LOW' });
+      await sql`
+        insert into address_verifications overriding system value
+        select (jsonb_populate_record(null::address_verifications, to_jsonb(copied) || jsonb_build_object(
+          'id', nextval(pg_get_serial_sequence('address_verifications', 'id')), 'org_id', ${bulk.id}::uuid, 'seq', g, 'reference', 'bulk-' || g))).*
+        from address_verifications copied, generate_series(1, 2000) g where copied.id = ${a.ids[0]}`.execute(single.db);
+      await sql`analyze address_verifications`.execute(single.db);
+      // Seven calls each: five planned for their values, then the generic plan, once it costs no more.
+      for (let i = 0; i < 7; i++) {
+        const logged = await pageBySequence(single.db, ADDRESSES, scope, { limit: 20, offset: 0 }, viewer(`plans-${i}`));
+        expect(logged.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
+        const unlogged = await pageBySequence(single.db, ADDRESSES, scope, { limit: 2, offset: 1 });
+        expect(unlogged.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse().slice(1, 3));
+      }
+      const { rows } = await sql<{ name: string; statement: string; generic_plans: string; custom_plans: string }>`
+        select name, statement, generic_plans, custom_plans from pg_prepared_statements`.execute(single.db);
+      const statementOf = (logged: boolean) => {
+        const found = rows.filter((row) => row.statement.includes('address_verifications') && row.statement.includes('insert into personal_data_access') === logged);
+        expect(found).toHaveLength(1);
+        return found[0]!;
+      };
+      // The values as each statement takes them (src/platform/pagination.ts), for EXPLAIN EXECUTE.
+      const values = {
+        logged: [`{${a.id}}`, '{test}', '{0}', '{20}', '{api}', '{plans-x}', '{api}', '{list}', '{address}', '{198.51.100.7}', 'address'],
+        unlogged: [a.id, 'test', 'address', a.id, 'test', '3', '1', '2'],
+      };
+      const cost = async (name: string, args: string[], mode: 'force_custom_plan' | 'force_generic_plan') => {
+        await sql`set plan_cache_mode = ${sql.lit(mode)}`.execute(single.db);
+        const literals = sql.join(args.map((arg) => sql.lit(arg)));
+        const { rows: plan } = await sql<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>`explain (format json) execute ${sql.raw(name)}(${literals})`.execute(single.db);
+        await sql`reset plan_cache_mode`.execute(single.db);
+        return plan[0]!['QUERY PLAN'][0].Plan['Total Cost'];
+      };
+      for (const logged of [true, false]) {
+        const statement = statementOf(logged);
+        const args = logged ? values.logged : values.unlogged;
+        // Planned for its values, a statement looked cheaper than its generic plan, and PostgreSQL planned it again at every call.
+        expect(await cost(statement.name, args, 'force_custom_plan'), statement.statement).toBe(await cost(statement.name, args, 'force_generic_plan'));
+        expect(Number(statement.custom_plans)).toBe(5);
+        expect(Number(statement.generic_plans)).toBe(2);
+      }
+    } finally {
+      await single.close();
+    }
+  });
 });

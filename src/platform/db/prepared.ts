@@ -3,8 +3,12 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type pg from 'pg';
 
 /**
- * Statements run as named prepared statements on PostgreSQL: parsed and planned once per
- * connection instead of at every call. For the few statements that are both frequent and costly
+ * Statements run as named prepared statements on PostgreSQL: parsed once per connection, and
+ * planned once too, after five calls, if the plan PostgreSQL makes for any values costs no more
+ * than the plans it made for the values given. That holds for the identity lookup's statements;
+ * the list pages keep their values from the planner so that it holds for them too (`unseen` in
+ * src/platform/pagination.ts, tested in test/platform/logged-pages.test.ts: on a million rows
+ * they were planned again at every call). For the few statements that are both frequent and costly
  * to plan, whose text is fixed once compiled (the list pages, src/platform/pagination.ts: the
  * logged page's planning took 0.6 of its 1.15 ms in the database, docs/benchmarks.md), and for
  * the statements every identity lookup shares (`runPrepared`: the wallet's cover check and charge,
