@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder, type Transaction } fr
 import { Type } from 'typebox';
 import type { PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
-import { prepareStatement } from './db/prepared.js';
+import { prepareStatement, unseen } from './db/prepared.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -113,21 +113,6 @@ async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonl
   }
   const { rows } = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]));
   return rows;
-}
-
-/**
- * A value of a list statement, kept from PostgreSQL's planner: the result of a sub-select, known
- * only once the statement runs. A prepared statement is planned for its values at its first five
- * calls, then planned once for any values if that plan costs no more than theirs did. With the
- * values in sight, a page of 20 or a batch of one page cost less than that generic plan (which
- * must assume ten pages of unknown size), so PostgreSQL planned the list again at every call: on a
- * million rows the logged page spent 0.3 of its 0.55 ms there, and the database used twice the
- * CPU per list of the baseline's unprepared read (docs/benchmarks.md, "thirteenth session").
- * Unseen, every call's plan is the generic one (the same index range scans: no list's plan
- * depends on its values), and each connection keeps it.
- */
-function unseen(value: unknown, type: 'uuid' | 'text' | 'bigint' | 'int' | 'uuid[]' | 'text[]' | 'bigint[]' | 'int[]'): RawBuilder<unknown> {
-  return sql`(select ${value}::${sql.raw(type)})`;
 }
 
 function selectedColumns(source: AnyTable) {

@@ -160,6 +160,40 @@ describe('the statements every identity lookup shares', () => {
     }
   });
 
+  it.runIf(process.env.DATABASE_URL)('has PostgreSQL keep one plan for each of them, however large the registry: the plan of the registry read for given values costs what its plan for any values does', async () => {
+    const org = await new AccountsService(database.db).create({ name: 'Planned', enabled: true, fund: 100_000 });
+    // A registry of thousands, and its statistics: planned for one blind index, the read looked cheaper than for any.
+    await sql`insert into registry_records (type, key, record) select 'bvn', md5(g::text), '{}'::jsonb from generate_series(1, 5000) g`.execute(database.db);
+    await sql`analyze registry_records`.execute(database.db);
+    const single = await openDatabase({ url: database.url!, poolSize: 1 });
+    try {
+      await openKeyring(single, testConfig());
+      const work = { orgId: org.id, mode: 'live' as const, billable: DEAR };
+      // Seven calls each: five planned for their values, then the plan for any values, once it costs no more.
+      for (let i = 0; i < 7; i++) {
+        expect(await new CoverChecks(single.db).covers(work)).toBe(true);
+        expect(await new EmbeddedRegistry(single.db).find('bvn', `2230000000${i}`)).toBeUndefined();
+        expect(await new WalletCharger(single.db).charge({ ...work, subject: `planned-${i}` })).toMatchObject({ paid: true });
+      }
+      const { rows } = await sql<{ name: string; statement: string; generic_plans: string; custom_plans: string }>`
+        select name, statement, generic_plans, custom_plans from pg_prepared_statements`.execute(single.db);
+      for (const reads of ['from organizations o', 'from registry_records', 'from vouch_charge_batch']) {
+        const [statement] = rows.filter((row) => row.statement.includes(reads));
+        expect([Number(statement!.custom_plans), Number(statement!.generic_plans)], reads).toEqual([5, 2]);
+      }
+      const read = rows.find((row) => row.statement.includes('from registry_records'))!;
+      const cost = async (mode: 'force_custom_plan' | 'force_generic_plan') => {
+        await sql`set plan_cache_mode = ${sql.lit(mode)}`.execute(single.db);
+        const { rows: plan } = await sql<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>`explain (format json) execute ${sql.raw(read.name)}('bvn', ${sql.lit(`{${'a'.repeat(64)}}`)})`.execute(single.db);
+        await sql`reset plan_cache_mode`.execute(single.db);
+        return plan[0]!['QUERY PLAN'][0].Plan['Total Cost'];
+      };
+      expect(await cost('force_custom_plan')).toBe(await cost('force_generic_plan'));
+    } finally {
+      await single.close();
+    }
+  });
+
   it('reads DATABASE_PREPARED_STATEMENTS: on unless turned off, a clear error for anything else', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements).toBe(false);

@@ -7,8 +7,13 @@ import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import { registryIndex } from './import.js';
 import type { Registry } from './registry.js';
 
-/** Under a name the field protection does not decrypt (`sealed`): each lookup decrypts its own copy. */
-const READ_SEALED = 'select key, record as sealed from registry_records where type = $1 and key = any($2::text[])';
+/**
+ * Under a name the field protection does not decrypt (`sealed`): each lookup decrypts its own copy.
+ * Its values are kept from the planner (`unseen` in src/platform/db/prepared.ts), so PostgreSQL
+ * plans it once per connection: planned for one blind index, it looked cheaper than for any, and
+ * with a large registry it was planned again at every lookup.
+ */
+const READ_SEALED = 'select key, record as sealed from registry_records where type = (select $1::text) and key = any((select $2::text[])::text[])';
 
 /**
  * The live-mode registry held in `registry_records`, loaded by `vouch registry import`. Rows are

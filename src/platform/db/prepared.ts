@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 
 /**
  * Statements run as named prepared statements on PostgreSQL: parsed once per connection, and
- * planned once too, after five calls, if the plan PostgreSQL makes for any values costs no more
- * than the plans it made for the values given. That holds for the identity lookup's statements;
- * the list pages keep their values from the planner so that it holds for them too (`unseen` in
- * src/platform/pagination.ts, tested in test/platform/logged-pages.test.ts: on a million rows
- * they were planned again at every call). For the few statements that are both frequent and costly
+ * planned once too, after five calls, when the plan PostgreSQL makes for any values costs no more
+ * than the plans it made for the values given (a statement whose values change its cost keeps
+ * them from the planner: `unseen`). For the few statements that are both frequent and costly
  * to plan, whose text is fixed once compiled (the list pages, src/platform/pagination.ts: the
  * logged page's planning took 0.6 of its 1.15 ms in the database, docs/benchmarks.md), and for
  * the statements every identity lookup shares (`runPrepared`: the wallet's cover check and charge,
@@ -20,6 +18,23 @@ import type pg from 'pg';
  * changes; it names its columns, so a migration that adds one does not change its result.
  */
 const names = new Map<string, string>();
+
+/**
+ * A value of a prepared statement kept from PostgreSQL's planner: the result of a sub-select,
+ * known only once the statement runs (in SQL text, `(select $1::type)`; an array compared with
+ * `= any(...)` needs a cast outside it, `any((select $2::text[])::text[])`). PostgreSQL plans a
+ * prepared statement for its values at its first five calls, then plans it once for any values,
+ * if that plan costs no more than theirs did. With the values in sight, a page of 20, a batch of
+ * one page or one blind index looked cheaper than the plan for any values (which assumes ten
+ * array elements and an average limit), so PostgreSQL planned the statement again at every call:
+ * on a million rows the logged list page spent 0.3 of its 0.55 ms there, and the database used
+ * twice the CPU per list of the baseline's unprepared read (docs/benchmarks.md, thirteenth
+ * session). Unseen, every call's plan is the generic one, and each connection keeps it. Only for
+ * statements whose plan does not depend on their values: the same index scans for any of them.
+ */
+export function unseen(value: unknown, type: 'uuid' | 'text' | 'bigint' | 'int' | 'uuid[]' | 'text[]' | 'bigint[]' | 'int[]'): RawBuilder<unknown> {
+  return sql`(select ${value}::${sql.raw(type)})`;
+}
 
 /** Runs `text` as a named prepared statement from now on, on every PostgreSQL connection. */
 export function prepareStatement(text: string): void {
