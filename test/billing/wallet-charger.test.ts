@@ -8,7 +8,7 @@ import { openDatabase } from '../../src/platform/db/database.js';
 import { CoverChecks, WalletCharger } from '../../src/platform/wallet-charger.js';
 import { testConfig } from '../helpers/app.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { Statements } from '../helpers/statements.js';
+import { planCosts, preparedStatements, Statements } from '../helpers/statements.js';
 
 const CHEAP = { type: 'test_cheap', defaultPrice: 1_000 };
 const DEAR = { type: 'test_dear', defaultPrice: 5_000 };
@@ -148,9 +148,9 @@ describe('the statements every identity lookup shares', () => {
         expect(await new EmbeddedRegistry(single.db).find('bvn', '22200000001')).toBeUndefined();
         expect(await new WalletCharger(single.db).charge({ ...work, subject: `p${i}` })).toMatchObject({ paid: true, price: 5_000 });
       }
-      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db);
+      const statements = await preparedStatements(single.db);
       for (const reads of ['from organizations o', 'from registry_records', 'from vouch_charge_batch']) {
-        const named = rows.filter((row) => row.statement.includes(reads));
+        const named = statements.filter((row) => row.statement.includes(reads));
         expect(named, reads).toHaveLength(1);
         expect(named[0]!.name).toMatch(/^vouch_[0-9a-f]{32}$/);
       }
@@ -175,20 +175,14 @@ describe('the statements every identity lookup shares', () => {
         expect(await new EmbeddedRegistry(single.db).find('bvn', `2230000000${i}`)).toBeUndefined();
         expect(await new WalletCharger(single.db).charge({ ...work, subject: `planned-${i}` })).toMatchObject({ paid: true });
       }
-      const { rows } = await sql<{ name: string; statement: string; generic_plans: string; custom_plans: string }>`
-        select name, statement, generic_plans, custom_plans from pg_prepared_statements`.execute(single.db);
+      const statements = await preparedStatements(single.db);
       for (const reads of ['from organizations o', 'from registry_records', 'from vouch_charge_batch']) {
-        const [statement] = rows.filter((row) => row.statement.includes(reads));
-        expect([Number(statement!.custom_plans), Number(statement!.generic_plans)], reads).toEqual([5, 2]);
+        const [statement] = statements.filter((row) => row.statement.includes(reads));
+        expect([statement!.customPlans, statement!.genericPlans], reads).toEqual([5, 2]);
       }
-      const read = rows.find((row) => row.statement.includes('from registry_records'))!;
-      const cost = async (mode: 'force_custom_plan' | 'force_generic_plan') => {
-        await sql`set plan_cache_mode = ${sql.lit(mode)}`.execute(single.db);
-        const { rows: plan } = await sql<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>`explain (format json) execute ${sql.raw(read.name)}('bvn', ${sql.lit(`{${'a'.repeat(64)}}`)})`.execute(single.db);
-        await sql`reset plan_cache_mode`.execute(single.db);
-        return plan[0]!['QUERY PLAN'][0].Plan['Total Cost'];
-      };
-      expect(await cost('force_custom_plan')).toBe(await cost('force_generic_plan'));
+      const read = statements.find((row) => row.statement.includes('from registry_records'))!;
+      const { custom, generic } = await planCosts(single.db, read.name, ['bvn', `{${'a'.repeat(64)}}`]);
+      expect(custom).toBe(generic);
     } finally {
       await single.close();
     }
@@ -210,8 +204,7 @@ describe('the statements every identity lookup shares', () => {
       expect(await new CoverChecks(single.db).covers(work)).toBe(true);
       expect(await new EmbeddedRegistry(single.db).find('bvn', '22200000001')).toBeUndefined();
       expect(await new WalletCharger(single.db).charge({ ...work, subject: 'u' })).toMatchObject({ paid: true, price: 5_000 });
-      const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(single.db);
-      expect(rows).toEqual([]);
+      expect(await preparedStatements(single.db)).toEqual([]);
       expect((await new AccountsService(database.db).get(org.id)).balance).toBe(15_000);
     } finally {
       await single.close();

@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/platform/db/database.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { pageBySequence, type Page, type Scope, type SequencedTable } from '../../src/platform/pagination.js';
 import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
-import { Statements } from '../helpers/statements.js';
+import { planCosts, preparedStatements, Statements } from '../helpers/statements.js';
 
 /**
  * `pageBySequence` with a viewer: the pages of one table asked for at the same time are read and
@@ -147,8 +147,7 @@ describe('logged pages read together', () => {
         const listed = await pageBySequence(single.db, ADDRESSES, { orgId: a.id, mode: 'test' }, { limit: 20, offset: 0 }, viewer(`prepared-${i}`));
         expect(listed.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
       }
-      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db);
-      const pages = rows.filter((row) => row.statement.includes('insert into personal_data_access'));
+      const pages = (await preparedStatements(single.db)).filter((row) => row.statement.includes('insert into personal_data_access'));
       expect(pages).toHaveLength(1);
       expect(pages[0]!.name).toMatch(/^vouch_[0-9a-f]{32}$/);
     } finally {
@@ -178,10 +177,9 @@ describe('logged pages read together', () => {
         const unlogged = await pageBySequence(single.db, ADDRESSES, scope, { limit: 2, offset: 1 });
         expect(unlogged.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse().slice(1, 3));
       }
-      const { rows } = await sql<{ name: string; statement: string; generic_plans: string; custom_plans: string }>`
-        select name, statement, generic_plans, custom_plans from pg_prepared_statements`.execute(single.db);
+      const statements = await preparedStatements(single.db);
       const statementOf = (logged: boolean) => {
-        const found = rows.filter((row) => row.statement.includes('address_verifications') && row.statement.includes('insert into personal_data_access') === logged);
+        const found = statements.filter((row) => row.statement.includes('address_verifications') && row.statement.includes('insert into personal_data_access') === logged);
         expect(found).toHaveLength(1);
         return found[0]!;
       };
@@ -190,20 +188,13 @@ describe('logged pages read together', () => {
         logged: [`{${a.id}}`, '{test}', '{0}', '{20}', '{api}', '{plans-x}', '{api}', '{list}', '{address}', '{198.51.100.7}', 'address'],
         unlogged: [a.id, 'test', 'address', a.id, 'test', '3', '1', '2'],
       };
-      const cost = async (name: string, args: string[], mode: 'force_custom_plan' | 'force_generic_plan') => {
-        await sql`set plan_cache_mode = ${sql.lit(mode)}`.execute(single.db);
-        const literals = sql.join(args.map((arg) => sql.lit(arg)));
-        const { rows: plan } = await sql<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>`explain (format json) execute ${sql.raw(name)}(${literals})`.execute(single.db);
-        await sql`reset plan_cache_mode`.execute(single.db);
-        return plan[0]!['QUERY PLAN'][0].Plan['Total Cost'];
-      };
       for (const logged of [true, false]) {
         const statement = statementOf(logged);
-        const args = logged ? values.logged : values.unlogged;
+        const { custom, generic } = await planCosts(single.db, statement.name, logged ? values.logged : values.unlogged);
         // Planned for its values, a statement looked cheaper than its generic plan, and PostgreSQL planned it again at every call.
-        expect(await cost(statement.name, args, 'force_custom_plan'), statement.statement).toBe(await cost(statement.name, args, 'force_generic_plan'));
-        expect(Number(statement.custom_plans)).toBe(5);
-        expect(Number(statement.generic_plans)).toBe(2);
+        expect(custom, statement.statement).toBe(generic);
+        expect(statement.customPlans).toBe(5);
+        expect(statement.genericPlans).toBe(2);
       }
     } finally {
       await single.close();
