@@ -46,7 +46,7 @@ type Reply = { id: number } & Opened;
 const SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const { createDecipheriv } = require('node:crypto');
+const { createDecipheriv, createSecretKey } = require('node:crypto');
 const PREFIX = workerData.prefix;
 const ID_LENGTH = workerData.idLength;
 const IV = 12;
@@ -84,7 +84,7 @@ function json(text) {
 }
 
 parentPort.on('message', (request) => {
-  if (request.keys) keys = new Map(request.keys.map((key) => [key.id, { key: Buffer.from(key.key), aad: Buffer.from(key.aad) }]));
+  if (request.keys) keys = new Map(request.keys.map((key) => [key.id, { key: createSecretKey(Buffer.from(key.key)), aad: Buffer.from(key.aad) }]));
   const failed = [];
   const texts = request.values.split('\n').map((value, i) => {
     const text = json(open(value));
