@@ -15,7 +15,7 @@ import { addSource } from '../../src/identities/upstreams/store.js';
 import { rotateKeys } from '../../src/platform/crypto/cli.js';
 import { keyringOf, NoKeyringError, UnencryptableWriteError } from '../../src/platform/crypto/fields.js';
 import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js';
-import { BULK_DECRYPTION, DataKeyError, decryptionThreadPays, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
+import { BULK_DECRYPTION, DataKeyError, decryptionThreadUse, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
@@ -112,7 +112,7 @@ describe('encryption at rest', () => {
     });
 
     it('opens a page in line, never on the thread, where the machine has no core to spare for it', async () => {
-      expect([1, 2, 3, 4, 16].map((cores) => decryptionThreadPays(cores))).toEqual([false, false, true, true, true]);
+      expect([1, 2, 3, 4, 16].map((cores) => decryptionThreadUse(cores))).toEqual([false, 'when-busy', true, true, true]);
       const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: false });
       const thread = vi.spyOn(DecryptionThread.prototype, 'open');
       try {
@@ -123,6 +123,36 @@ describe('encryption at rest', () => {
         altered[7] = altered[7]!.slice(0, -2) + (altered[7]!.at(-2) === 'A' ? 'B' : 'A') + altered[7]!.at(-1);
         await expect(keyring.decryptJsonMany(altered)).rejects.toThrow(/data key [0-9a-f]{8} fails authentication: it was altered/);
         expect(thread).not.toHaveBeenCalled();
+      } finally {
+        thread.mockRestore();
+        keyring.close();
+      }
+    });
+
+    it('on two cores, sends a page to the thread only while the event loop is busy', async () => {
+      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: 'when-busy' });
+      const thread = vi.spyOn(DecryptionThread.prototype, 'open');
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      try {
+        const plain = Array.from({ length: BULK_DECRYPTION * 2 }, (_, i) => ({ street: `${i} Admiralty Way` }));
+        const values = plain.map((value) => keyring.encrypt(JSON.stringify(value)));
+        // A loop that waited (for timers, the database) opens in line.
+        await sleep(150);
+        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        expect(thread).not.toHaveBeenCalled();
+        // A loop that ran code without a break sends the page to the thread...
+        const until = performance.now() + 200;
+        while (performance.now() < until);
+        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        expect(thread).toHaveBeenCalledTimes(1);
+        expect(await thread.mock.results[0]!.value).toMatchObject({ failed: [] });
+        // ...a few values stay in line even then...
+        expect(await keyring.decryptJsonMany(values.slice(0, 2))).toEqual(plain.slice(0, 2));
+        expect(thread).toHaveBeenCalledTimes(1);
+        // ...and once it waits again, pages are opened in line again.
+        await sleep(200);
+        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        expect(thread).toHaveBeenCalledTimes(1);
       } finally {
         thread.mockRestore();
         keyring.close();

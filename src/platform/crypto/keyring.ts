@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBy
 import { availableParallelism } from 'node:os';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { LoopLoad } from '../loop-load.js';
 import { DecryptionThread, type ThreadKey } from './decryption-thread.js';
 import './tables.js';
 
@@ -32,15 +33,26 @@ const ID_LENGTH = 8;
 export const BULK_DECRYPTION = 24;
 
 /**
- * Whether the decryption thread pays on a machine with `cores` cores: only with one to spare for
- * it. A message to the thread and its answer wake a second thread, which on two cores waits for
- * one that the event loop or the database (often on the same machine) is using: measured on the
- * lists at 500 requests/s on two cores, opening in line took 15 % less CPU per request than the
- * thread, with the same p99 (docs/benchmarks.md, twelfth session). With more cores the thread
- * keeps a page's opening off the event loop (tenth session).
+ * When `decryptJsonMany` sends a page to the decryption thread: `true` always, `false` never,
+ * `'when-busy'` while this thread's event loop is busy (src/platform/loop-load.ts).
  */
-export function decryptionThreadPays(cores: number = availableParallelism()): boolean {
-  return cores > 2;
+export type DecryptionThreadUse = boolean | 'when-busy';
+
+/**
+ * The decryption thread's use on a machine with `cores` cores:
+ * - more than 2: always. The thread keeps a page's opening off the event loop (tenth session).
+ * - 2: only while the event loop is busy. A message to the thread and its answer wake a second
+ *   thread, which on two cores waits for a core that the event loop or the database (often on the
+ *   same machine) is using. At 500 requests/s on a machine where that left the loop half idle,
+ *   opening in line took 15 % less CPU per request, with the same p99 (twelfth session). On a
+ *   machine where the same rate kept the loop busy nine tenths of the time, opening in line
+ *   queued every request behind the loop, and the thread, taking the opening (40 % of a list's
+ *   work) to the other core, cut the p99 threefold (docs/benchmarks.md, fourteenth session).
+ * - 1: never; there is no other core.
+ */
+export function decryptionThreadUse(cores: number = availableParallelism()): DecryptionThreadUse {
+  if (cores > 2) return true;
+  return cores === 2 ? 'when-busy' : false;
 }
 
 /** A key-encryption key and its fingerprint (what `data_keys.kek_id` names). */
@@ -79,8 +91,8 @@ export interface KeyringOptions {
   /** The current KEK (wraps new keys) and, during a KEK change, the previous one. */
   kek: Kek;
   previousKek?: Kek | undefined;
-  /** Open many values at once on the decryption thread (default: `decryptionThreadPays()` on this machine). */
-  decryptionThread?: boolean;
+  /** When to open many values at once on the decryption thread (default: `decryptionThreadUse()` on this machine). */
+  decryptionThread?: DecryptionThreadUse;
 }
 
 export interface DataKeyInfo {
@@ -140,14 +152,16 @@ export class Keyring {
   /** Bumped at every load: the decryption thread is sent the keys again when it holds an older set. */
   private version = 0;
   private readonly thread = new DecryptionThread({ prefix: ENVELOPE_PREFIX, idLength: ID_LENGTH });
-  /** Whether `decryptJsonMany` sends many values to the thread (KeyringOptions.decryptionThread). */
-  private readonly onThread: boolean;
+  /** When `decryptJsonMany` sends many values to the thread (KeyringOptions.decryptionThread). */
+  private readonly threadUse: DecryptionThreadUse;
+  /** Read only with `'when-busy'`. */
+  private readonly loop = new LoopLoad();
 
   private constructor(
     private readonly db: Kysely<DB>,
     readonly options: KeyringOptions,
   ) {
-    this.onThread = options.decryptionThread ?? decryptionThreadPays();
+    this.threadUse = options.decryptionThread ?? decryptionThreadUse();
   }
 
   /**
@@ -290,18 +304,22 @@ export class Keyring {
 
   /**
    * `JSON.parse(decrypt(value))` of every value, in order (what the field protection stores is
-   * JSON). From BULK_DECRYPTION values up the work runs on the decryption thread, where it pays
-   * (src/platform/crypto/decryption-thread.ts); a value it did not open is opened here, so the
-   * results and the errors are those of one at a time either way.
+   * JSON). From BULK_DECRYPTION values up the work runs on the decryption thread when it pays
+   * (`decryptionThreadUse`, src/platform/crypto/decryption-thread.ts); a value it did not open is
+   * opened here, so the results and the errors are those of one at a time either way.
    */
   async decryptJsonMany(values: readonly string[]): Promise<unknown[]> {
     const one = (value: string): unknown => JSON.parse(this.decrypt(value));
-    if (!this.onThread || values.length < BULK_DECRYPTION || values.some((value) => value.includes('\n'))) return values.map(one);
+    if (values.length < BULK_DECRYPTION || !this.onThreadNow() || values.some((value) => value.includes('\n'))) return values.map(one);
     const opened = await this.thread.open(values, this.version, () => this.threadKeys());
     if (!opened) return values.map(one);
     const parsed = JSON.parse(opened.json) as unknown[];
     for (const i of opened.failed) parsed[i] = one(values[i]!);
     return parsed;
+  }
+
+  private onThreadNow(): boolean {
+    return this.threadUse === 'when-busy' ? this.loop.isBusy() : this.threadUse;
   }
 
   private threadKeys(): ThreadKey[] {
