@@ -47,7 +47,8 @@ export type DecryptionThreadUse = boolean | 'when-busy';
  *   opening in line took 15 % less CPU per request, with the same p99 (twelfth session). On a
  *   machine where the same rate kept the loop busy nine tenths of the time, opening in line
  *   queued every request behind the loop, and the thread, taking the opening (40 % of a list's
- *   work) to the other core, cut the p99 threefold (docs/benchmarks.md, fourteenth session).
+ *   work) to the other core, halved the p99 at that rate or better (docs/benchmarks.md, fourteenth
+ *   session).
  * - 1: never; there is no other core.
  */
 export function decryptionThreadUse(cores: number = availableParallelism()): DecryptionThreadUse {
