@@ -16,6 +16,7 @@ import { rotateKeys } from '../../src/platform/crypto/cli.js';
 import { keyringOf, NoKeyringError, UnencryptableWriteError } from '../../src/platform/crypto/fields.js';
 import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js';
 import { BULK_DECRYPTION, DataKeyError, decryptionThreadUse, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
+import { LOOP_LOAD_DEFAULTS, LoopLoad } from '../../src/platform/loop-load.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
@@ -130,29 +131,38 @@ describe('encryption at rest', () => {
     });
 
     it('on two cores, sends a page to the thread only while the event loop is busy', async () => {
-      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: 'when-busy' });
+      // The loop's readings scripted: one per call below (src/platform/loop-load.ts reads the real one).
+      let now = 0;
+      const shares: number[] = [];
+      const loopLoad = new LoopLoad(LOOP_LOAD_DEFAULTS, () => shares.shift()!, () => now);
+      const keyring = await Keyring.open(t.database.db, { kek: kekOf(TEST_ENCRYPTION_KEY), decryptionThread: 'when-busy', loopLoad });
       const thread = vi.spyOn(DecryptionThread.prototype, 'open');
-      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const opened = async (share: number, values: string[]) => {
+        now += LOOP_LOAD_DEFAULTS.windowMs;
+        shares.push(share);
+        return keyring.decryptJsonMany(values);
+      };
       try {
         const plain = Array.from({ length: BULK_DECRYPTION * 2 }, (_, i) => ({ street: `${i} Admiralty Way` }));
         const values = plain.map((value) => keyring.encrypt(JSON.stringify(value)));
-        // A loop that waited (for timers, the database) opens in line.
-        await sleep(150);
-        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        // A loop that mostly waited opens in line.
+        expect(await opened(0.2, values)).toEqual(plain);
         expect(thread).not.toHaveBeenCalled();
-        // A loop that ran code without a break sends the page to the thread...
-        const until = performance.now() + 200;
-        while (performance.now() < until);
-        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
+        // A busy one sends the page to the thread...
+        expect(await opened(0.9, values)).toEqual(plain);
         expect(thread).toHaveBeenCalledTimes(1);
         expect(await thread.mock.results[0]!.value).toMatchObject({ failed: [] });
-        // ...a few values stay in line even then...
+        // ...and keeps doing so while the thread keeps it below the busy threshold...
+        expect(await opened(0.5, values)).toEqual(plain);
+        expect(thread).toHaveBeenCalledTimes(2);
+        // ...a few values stay in line even then (and read nothing)...
+        now += LOOP_LOAD_DEFAULTS.windowMs;
         expect(await keyring.decryptJsonMany(values.slice(0, 2))).toEqual(plain.slice(0, 2));
-        expect(thread).toHaveBeenCalledTimes(1);
-        // ...and once it waits again, pages are opened in line again.
-        await sleep(200);
-        expect(await keyring.decryptJsonMany(values)).toEqual(plain);
-        expect(thread).toHaveBeenCalledTimes(1);
+        expect(thread).toHaveBeenCalledTimes(2);
+        // ...and once the loop is idle again, pages are opened in line.
+        expect(await opened(0.1, values)).toEqual(plain);
+        expect(thread).toHaveBeenCalledTimes(2);
+        expect(shares).toEqual([]);
       } finally {
         thread.mockRestore();
         keyring.close();

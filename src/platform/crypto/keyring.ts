@@ -94,6 +94,8 @@ export interface KeyringOptions {
   previousKek?: Kek | undefined;
   /** When to open many values at once on the decryption thread (default: `decryptionThreadUse()` on this machine). */
   decryptionThread?: DecryptionThreadUse;
+  /** What `'when-busy'` reads (default: this thread's event loop; tests give a scripted one). */
+  loopLoad?: LoopLoad;
 }
 
 export interface DataKeyInfo {
@@ -156,13 +158,14 @@ export class Keyring {
   /** When `decryptJsonMany` sends many values to the thread (KeyringOptions.decryptionThread). */
   private readonly threadUse: DecryptionThreadUse;
   /** Read only with `'when-busy'`. */
-  private readonly loop = new LoopLoad();
+  private readonly loop: LoopLoad;
 
   private constructor(
     private readonly db: Kysely<DB>,
     readonly options: KeyringOptions,
   ) {
     this.threadUse = options.decryptionThread ?? decryptionThreadUse();
+    this.loop = options.loopLoad ?? new LoopLoad();
   }
 
   /**
