@@ -32,8 +32,17 @@ export interface CliResult {
 /** True when the suite runs against the PostgreSQL server named by DATABASE_URL. */
 export const onPostgres = !!process.env.DATABASE_URL;
 
+/**
+ * V8 flags of every `vouch` the tests start. `--liftoff-only`: WebAssembly (the embedded
+ * database) runs as V8's baseline compiler makes it, without the optimising compiler, which for a
+ * process that lives a few seconds spends more CPU than it saves: an embedded `vouch org create`
+ * took 0.9-1.0 s of CPU instead of 1.6-2.2 s (and 310 MB instead of 400), on two cores the CPU
+ * every other test file of the run was waiting for (docs/benchmarks.md, fourteenth session).
+ */
+export const TEST_PROCESS_FLAGS = ['--liftoff-only'] as const;
+
 function vouch(args: readonly string[], env: CliEnv): ChildProcess {
-  return spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...TEST_PROCESS_FLAGS, MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** Runs `vouch ARGS` from the sources to completion; `input` is written to its standard input. */
