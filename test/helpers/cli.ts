@@ -39,7 +39,7 @@ export const onPostgres = !!process.env.DATABASE_URL;
  * took 0.9-1.0 s of CPU instead of 1.6-2.2 s (and 310 MB instead of 400), on two cores the CPU
  * every other test file of the run was waiting for (docs/benchmarks.md, fourteenth session).
  */
-export const TEST_PROCESS_FLAGS = ['--liftoff-only'] as const;
+const TEST_PROCESS_FLAGS = ['--liftoff-only'] as const;
 
 function vouch(args: readonly string[], env: CliEnv): ChildProcess {
   return spawn(process.execPath, [...TEST_PROCESS_FLAGS, MAIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
