@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
-import { chargeUsage, recordUsage, type Billable } from '../platform/billing.js';
+import { chargeUsage, recordUsage, type Billable, type UsageInput } from '../platform/billing.js';
 import type { DB, Mode, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { heldKey } from '../platform/idempotency.js';
@@ -61,6 +61,12 @@ function paymentRequired(): ApiError {
 
 export interface LookupRequest<R> {
   billable: Billable;
+  /**
+   * `find` reads the registry before it does anything else: a live lookup's wallet check can then
+   * go in the same statement as that read (Registry.findIfCovered). Without it, the wallet is
+   * checked alone before `find` runs (a face match takes its place in the engine's queue first).
+   */
+  readsFirst?: boolean;
   /** The identifier looked up, unmasked: it is masked before it is stored. */
   identifier: string;
   find(registry: Registry): Promise<R | undefined>;
@@ -83,10 +89,25 @@ interface LookupTrace {
   latencyMs: number;
 }
 
-/** The registry as one lookup sees it: its options passed on, its calls timed, the answering source noted. */
-function traced(registry: Registry, defaultSource: string, noCache: boolean): { registry: Registry; trace: LookupTrace } {
+/** A live wallet that could not pay, found by the wallet check made with a registry read: 402. */
+class NotCovered extends Error {}
+
+/** A live lookup's wallet check not made yet: made with the lookup's first registry read. */
+interface PendingCover {
+  work: Pick<UsageInput, 'orgId' | 'mode' | 'billable'>;
+  checks: CoverChecks;
+}
+
+/**
+ * The registry as one lookup sees it: its options passed on, its calls timed, the answering
+ * source noted. With a pending wallet check, the first registry call makes it: in the read's own
+ * statement where the registry can (`findIfCovered`), alone just before the call otherwise. A
+ * wallet that cannot pay ends the lookup there (NotCovered), before anything is read.
+ */
+function traced(registry: Registry, defaultSource: string, noCache: boolean, cover: PendingCover | undefined) {
   const trace: LookupTrace = { source: defaultSource, latencyMs: 0 };
   const options = { noCache, onAnswer: (source: string) => (trace.source = source) };
+  let pending = cover;
   const timed = async <T>(call: Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
@@ -95,13 +116,32 @@ function traced(registry: Registry, defaultSource: string, noCache: boolean): { 
       trace.latencyMs += performance.now() - started;
     }
   };
-  return {
-    trace,
-    registry: {
-      find: (type, key) => timed(registry.find(type, key, options)),
-      findNinByPhone: (phone) => timed(registry.findNinByPhone(phone, options)),
+  /** The pending wallet check alone (before a call that cannot carry it, or after a `find` that made none). */
+  const checkAlone = async (): Promise<void> => {
+    const check = pending;
+    pending = undefined;
+    if (check && !(await check.checks.covers(check.work))) throw new NotCovered();
+  };
+  const view: Registry = {
+    find: async (type, key) => {
+      const check = pending;
+      pending = undefined;
+      const covered = check && registry.findIfCovered?.(type, key, { orgId: check.work.orgId, billable: check.work.billable }, options);
+      if (covered) {
+        const answer = await timed(covered);
+        if (!answer.covered) throw new NotCovered();
+        return answer.record;
+      }
+      pending = check;
+      await checkAlone();
+      return timed(registry.find(type, key, options));
+    },
+    findNinByPhone: async (phone) => {
+      await checkAlone();
+      return timed(registry.findNinByPhone(phone, options));
     },
   };
+  return { trace, registry: view, checkAlone };
 }
 
 export class IdentityLookups {
@@ -123,8 +163,11 @@ export class IdentityLookups {
   /**
    * Finds the record in the caller's mode's registry, records the lookup, and charges a live
    * success. A live wallet short of the price answers 402 before anything is looked up, so an
-   * account that cannot pay learns nothing about the number and costs no upstream call; the
-   * charge after the lookup checks again (a concurrent charge may have emptied the wallet
+   * account that cannot pay learns nothing about the number and costs no upstream call: the
+   * wallet is checked alone first or, for a lookup that starts with its registry read
+   * (`readsFirst`), in the read's own statement where the registry can (`findIfCovered`: the
+   * embedded registry as a type's one source), which reads no record when the balance falls
+   * short. The charge after the lookup checks again (a concurrent charge may have emptied the wallet
    * meanwhile: 402 then too). Not found is recorded, not charged. The usage row notes the
    * answering source and the registry latency.
    *
@@ -135,20 +178,25 @@ export class IdentityLookups {
   async run<R>(auth: AuthContext, request: LookupRequest<R>): Promise<R> {
     const count = (outcome: string) => metrics.lookups.inc({ type: request.billable.type, mode: auth.mode, outcome });
     const work = { orgId: auth.orgId, mode: auth.mode, billable: request.billable, subject: maskIdentifier(request.identifier) };
-    const key = heldKey();
-    const paidFor = key?.committed === true;
-    if (!paidFor && !(await this.coverChecks.covers(work))) {
+    const refuse = async (): Promise<never> => {
       const usageId = await recordUsage(this.db, work, 'insufficient_funds');
       if (request.consent) await recordLookupConsent(this.db, auth.orgId, usageId, request.consent);
       count('insufficient_funds');
       throw paymentRequired();
-    }
-    const { registry, trace } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache);
+    };
+    const key = heldKey();
+    const paidFor = key?.committed === true;
+    const checked = paidFor || auth.mode === 'test';
+    if (!checked && !request.readsFirst && !(await this.coverChecks.covers(work))) await refuse();
+    const cover = !checked && request.readsFirst ? { work, checks: this.coverChecks } : undefined;
+    const { registry, trace, checkAlone } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache, cover);
     let record: R | undefined;
     try {
       // A 503 (no upstream could answer) or a refused face match (429, 503) leaves here: no usage row, no charge.
       record = await request.find(registry);
+      await checkAlone();
     } catch (err) {
+      if (err instanceof NotCovered) return refuse();
       count(err instanceof LookupBusy ? 'busy' : err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');
       throw err;
     }

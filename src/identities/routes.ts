@@ -98,6 +98,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: ref,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -137,6 +138,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: ref,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
@@ -168,6 +170,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: ref,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('nin', ref),
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
@@ -199,6 +202,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: phone,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.findNinByPhone(phone),
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
@@ -230,6 +234,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: vNin,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('vnin', vNin),
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
@@ -261,6 +266,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: licenseNo,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('drivers_license', licenseNo),
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
@@ -292,6 +298,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: vin,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('vin', vin),
         notFound: notFoundB('Voters details not found'),
       });
@@ -325,6 +332,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: key.split(':')[1]!,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('cac', key),
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
@@ -355,6 +363,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         identifier: tin,
         noCache: skipsCache(request.headers),
         consent: lookupConsent(request),
+        readsFirst: true,
         find: (registry) => registry.find('tin', tin),
         notFound: notFoundB('Company with the provided TIN not found'),
       });

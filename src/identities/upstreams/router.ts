@@ -8,7 +8,7 @@ import { deriveKey, loadEncryptionKey } from '../../platform/encryption.js';
 import { ApiError } from '../../platform/errors.js';
 import { metrics } from '../../platform/metrics.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
-import type { LookupOptions, Registry } from '../registry/registry.js';
+import type { Cover, CoveredFind, LookupOptions, Registry } from '../registry/registry.js';
 import { UpstreamFailure, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
 import { askSource } from './attempt.js';
 import { DEFAULT_BREAKER, type BreakerSettings } from './breaker.js';
@@ -47,9 +47,10 @@ export interface RouterOptions {
   settings?: Partial<RouterSettings> | undefined;
 }
 
-/** The embedded registry as the router needs it: its lookups, and whether it holds any record of a type. */
+/** The embedded registry as the router needs it: its lookups, with the wallet check too, and whether it holds any record of a type. */
 export interface EmbeddedSource extends Registry {
   holds(type: UpstreamType): Promise<boolean>;
+  findIfCovered<T extends IdentityType>(type: T, key: string, cover: Cover): Promise<CoveredFind<RecordOf[T]>>;
 }
 
 interface Routing {
@@ -108,6 +109,20 @@ export class UpstreamRouter implements Registry {
 
   findNinByPhone(phone: string, options?: LookupOptions): Promise<NinRecord | undefined> {
     return this.lookup('nin_phone', phone, options);
+  }
+
+  /**
+   * Only when the embedded registry is the type's one source and no cache is kept for it (no
+   * upstream configured for the type: the router then asks nothing else): the wallet check goes
+   * with the embedded read. Otherwise undefined, and the caller checks the wallet before `find`
+   * can reach an upstream or the cache.
+   */
+  findIfCovered<T extends IdentityType>(type: T, key: string, cover: Cover, options?: LookupOptions): Promise<CoveredFind<RecordOf[T]>> | undefined {
+    if (this.routing.ttls.get(type) || this.orderOf(type).some((name) => name !== EMBEDDED)) return undefined;
+    return this.options.embedded.findIfCovered(type, key, cover).then((answer) => {
+      if (answer.covered) options?.onAnswer?.(EMBEDDED);
+      return answer;
+    });
   }
 
   /** The sources of a type in the order they are asked. */
