@@ -61,10 +61,12 @@ async function chargeBatch(db: Kysely<DB>, orgId: string, batch: { input: UsageI
 }
 
 /**
- * The pre-work wallet check of identity lookups (`coversPrice`), shared by concurrent requests of
- * one organization and price type (src/platform/batches.ts): each answer reads a balance at least
- * as recent as its request (the guarantee of one SELECT per request, which the existence-oracle
- * fix needs), while a busy organization pays one round trip per batch instead of one per lookup.
+ * The pre-work wallet check of identity lookups (`coversPrice`) made on its own, shared by
+ * concurrent requests of one organization and price type (src/platform/batches.ts): each answer
+ * reads a balance at least as recent as its request (the guarantee of one SELECT per request,
+ * which the existence-oracle fix needs), while a busy organization pays one round trip per batch
+ * instead of one per lookup. A lookup that starts with a read of the embedded registry makes the
+ * same check in that read's statement instead (`EmbeddedRegistry.findIfCovered`).
  */
 export class CoverChecks {
   private readonly batches: Batches<Pick<UsageInput, 'orgId' | 'mode' | 'billable'>, boolean>;
