@@ -167,8 +167,8 @@ export class IdentityLookups {
    * wallet is checked alone first or, for a lookup that starts with its registry read
    * (`readsFirst`), in the read's own statement where the registry can (`findIfCovered`: the
    * embedded registry as a type's one source), which reads no record when the balance falls
-   * short. The charge after the lookup checks again (a concurrent charge may have emptied the wallet
-   * meanwhile: 402 then too). Not found is recorded, not charged. The usage row notes the
+   * short. The charge after the lookup checks again (a concurrent charge may have emptied the
+   * wallet meanwhile: 402 then too). Not found is recorded, not charged. The usage row notes the
    * answering source and the registry latency.
    *
    * With an Idempotency-Key, the charge marks the key committed in its own transaction (not the
