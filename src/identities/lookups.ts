@@ -116,32 +116,34 @@ function traced(registry: Registry, defaultSource: string, noCache: boolean, cov
       trace.latencyMs += performance.now() - started;
     }
   };
-  /** The pending wallet check alone (before a call that cannot carry it, or after a `find` that made none). */
-  const checkAlone = async (): Promise<void> => {
+  /** The pending wallet check, taken by the call that makes it. */
+  const take = (): PendingCover | undefined => {
     const check = pending;
     pending = undefined;
+    return check;
+  };
+  /** A wallet check alone (before a call that cannot carry it, or after a `find` that made none). */
+  const checkAlone = async (check: PendingCover | undefined): Promise<void> => {
     if (check && !(await check.checks.covers(check.work))) throw new NotCovered();
   };
   const view: Registry = {
     find: async (type, key) => {
-      const check = pending;
-      pending = undefined;
-      const covered = check && registry.findIfCovered?.(type, key, { orgId: check.work.orgId, billable: check.work.billable }, options);
+      const check = take();
+      const covered = check && registry.findIfCovered?.(type, key, check.work, options);
       if (covered) {
         const answer = await timed(covered);
         if (!answer.covered) throw new NotCovered();
         return answer.record;
       }
-      pending = check;
-      await checkAlone();
+      await checkAlone(check);
       return timed(registry.find(type, key, options));
     },
     findNinByPhone: async (phone) => {
-      await checkAlone();
+      await checkAlone(take());
       return timed(registry.findNinByPhone(phone, options));
     },
   };
-  return { trace, registry: view, checkAlone };
+  return { trace, registry: view, checkPending: () => checkAlone(take()) };
 }
 
 export class IdentityLookups {
@@ -189,12 +191,12 @@ export class IdentityLookups {
     const checked = paidFor || auth.mode === 'test';
     if (!checked && !request.readsFirst && !(await this.coverChecks.covers(work))) await refuse();
     const cover = !checked && request.readsFirst ? { work, checks: this.coverChecks } : undefined;
-    const { registry, trace, checkAlone } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache, cover);
+    const { registry, trace, checkPending } = traced(this.registries[auth.mode], auth.mode === 'test' ? 'sandbox' : 'embedded', !!request.noCache, cover);
     let record: R | undefined;
     try {
       // A 503 (no upstream could answer) or a refused face match (429, 503) leaves here: no usage row, no charge.
       record = await request.find(registry);
-      await checkAlone();
+      await checkPending();
     } catch (err) {
       if (err instanceof NotCovered) return refuse();
       count(err instanceof LookupBusy ? 'busy' : err instanceof ApiError && err.code === 'SERVICE_UNAVAILABLE' ? 'unavailable' : 'error');

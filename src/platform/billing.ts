@@ -77,9 +77,17 @@ export async function coversPrice(db: Kysely<DB>, work: Pick<UsageInput, 'orgId'
   return Boolean(wallet?.covered);
 }
 
-/** Whether the balance covers the price (`prices` overrides the default): every identity lookup asks. */
-const COVERS_PRICE = `select o.balance >= coalesce((select amount from prices where type = $1), $2::bigint) as covered
-  from organizations o where o.id = $3`;
+/**
+ * Whether the balance covers the price (`prices` overrides the default), as a SELECT of one row
+ * (`covered`) over the placeholders given: every identity lookup asks, alone (COVERS_PRICE) or
+ * inside the embedded registry's read (src/identities/registry/embedded.ts).
+ */
+export function coversPriceSelect(type: string, defaultPrice: string, orgId: string): string {
+  return `select o.balance >= coalesce((select amount from prices where type = ${type}), ${defaultPrice}::bigint) as covered
+  from organizations o where o.id = ${orgId}`;
+}
+
+const COVERS_PRICE = coversPriceSelect('$1', '$2', '$3');
 
 /** A live charge in the metrics (counted when its statement ran; a rare rollback after it is not taken back). */
 export function countCharge(type: string, price: number): void {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { Batches } from '../../platform/batches.js';
+import { coversPriceSelect } from '../../platform/billing.js';
 import { keyringOf, protectionOf } from '../../platform/crypto/fields.js';
 import { runPrepared } from '../../platform/db/prepared.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -16,15 +17,13 @@ import type { Cover, CoveredFind, Registry } from './registry.js';
 const READ_SEALED = 'select key, record as sealed from registry_records where type = (select $1::text) and key = any((select $2::text[])::text[])';
 
 /**
- * READ_SEALED with a live lookup's wallet check (`coversPrice` in src/platform/billing.ts: the
- * balance against the price, `prices` overriding the default) in the same statement. Its one row
+ * READ_SEALED with a live lookup's wallet check (`coversPriceSelect` in src/platform/billing.ts:
+ * the balance against the price, `prices` overriding the default) in the same statement. Its one row
  * without a key says the balance did not cover the price, or that nothing was found. The check is
  * the registry scan's gate (a one-time filter in the plan): a wallet that cannot pay reads no
  * record, known number or not. An unknown organization covers nothing.
  */
-const READ_SEALED_IF_COVERED = `with wallet as (
-    select o.balance >= coalesce((select amount from prices where type = $3), $4::bigint) as covered from organizations o where o.id = $5
-  )
+const READ_SEALED_IF_COVERED = `with wallet as (${coversPriceSelect('$3', '$4', '$5')})
   select coalesce((select covered from wallet), false) as covered, r.key, r.sealed
   from (values (1)) one left join (
     select key, record as sealed from registry_records

@@ -1,4 +1,4 @@
-import type { Billable } from '../../platform/billing.js';
+import type { UsageInput } from '../../platform/billing.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 
 /** What one lookup asks of a registry beyond the key. Registries that hold no cache or sources ignore it. */
@@ -10,10 +10,7 @@ export interface LookupOptions {
 }
 
 /** The wallet check of a live lookup (`coversPrice`): whether the organization's balance covers the price. */
-export interface Cover {
-  orgId: string;
-  billable: Billable;
-}
+export type Cover = Pick<UsageInput, 'orgId' | 'billable'>;
 
 /** What `findIfCovered` answers: the balance did not cover the price (and nothing was read), or the read's record. */
 export type CoveredFind<R> = { covered: false } | { covered: true; record: R | undefined };
