@@ -1,6 +1,10 @@
-import http from 'node:http';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { cpuSeconds, machineBusySeconds } from './cpu.js';
+import { BenchError } from './errors.js';
+import type { DriverMessage, ParentMessage } from './paced-driver.js';
 import { round } from './report.js';
 
 export interface LoadSettings {
@@ -48,12 +52,13 @@ interface CpuSnapshot {
   machine: number | undefined;
 }
 
-function snapshot(serverPid: number | undefined): CpuSnapshot {
+/** The load generator is this process, or the driver process of `paced` (`driverPid`). */
+function snapshot(serverPid: number | undefined, driverPid?: number): CpuSnapshot {
   const own = process.cpuUsage();
   return {
     at: performance.now(),
     server: serverPid === undefined ? undefined : cpuSeconds(serverPid),
-    loadGenerator: (own.user + own.system) / 1e6,
+    loadGenerator: driverPid === undefined ? (own.user + own.system) / 1e6 : (cpuSeconds(driverPid) ?? 0),
     machine: machineBusySeconds(),
   };
 }
@@ -131,50 +136,28 @@ export function failures(summary: LoadSummary): string {
  * free one). Its latency counts from when it was due, not when it was sent, so a stall delays
  * every request due meanwhile and shows in the percentiles (no coordinated omission).
  * autocannon's `overallRate` cannot do this: it sends each second's quota as one burst.
+ * The requests are sent from a process of their own (paced-driver.ts): this one's heap would
+ * stall them.
  */
 export async function paced(request: LoadRequest, settings: LoadSettings & { rate: number }, serverPid?: number): Promise<LoadSummary> {
-  const target = new URL(request.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: settings.connections });
-  const send = (due: number, record: (latency: number, status: number | 'error') => void) => {
-    const call = http.request(
-      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: request.method ?? 'GET', headers: request.headers, agent },
-      (response) => {
-        response.on('data', () => undefined);
-        response.on('end', () => record(performance.now() - due, response.statusCode ?? 0));
-      },
-    );
-    call.on('error', () => record(performance.now() - due, 'error'));
-    call.end(request.body);
-  };
-  const run = (seconds: number) =>
-    new Promise<{ latencies: number[]; statusCodes: Record<string, number>; errors: number }>((resolve) => {
-      const total = Math.round(seconds * settings.rate);
-      const latencies: number[] = [];
-      const statusCodes: Record<string, number> = {};
-      let errors = 0;
-      let sent = 0;
-      const start = performance.now();
-      const record = (latency: number, status: number | 'error') => {
-        latencies.push(latency);
-        if (status === 'error') errors++;
-        else statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-        if (latencies.length === total) resolve({ latencies, statusCodes, errors });
-      };
-      const tick = () => {
-        const now = performance.now();
-        while (sent < total && start + (sent * 1000) / settings.rate <= now) {
-          send(start + (sent * 1000) / settings.rate, record);
-          sent++;
-        }
-        if (sent < total) setTimeout(tick, Math.max(0, start + (sent * 1000) / settings.rate - performance.now()));
-      };
-      tick();
+  const driver = fork(fileURLToPath(new URL('./paced-driver.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = once(driver, 'exit').then(([code, signal]) => {
+    throw new BenchError(`the paced load driver stopped early (${signal ?? `exit code ${code}`})`);
+  });
+  // Every step waits on the driver's next message or its exit, whichever comes first.
+  const next = <T extends DriverMessage['type']>(type: T) =>
+    Promise.race([once(driver, 'message').then(([message]) => message as Extract<DriverMessage, { type: T }>), exited]).then((message) => {
+      if (message.type !== type) throw new BenchError(`the paced load driver said ${message.type}, not ${type}`);
+      return message;
     });
+  const send = (message: ParentMessage) => driver.send(message);
   try {
-    if (settings.warmup > 0) await run(settings.warmup);
-    const before = snapshot(serverPid);
-    const { latencies, statusCodes, errors } = await run(settings.duration);
-    const after = snapshot(serverPid);
+    send({ type: 'job', request, rate: settings.rate, connections: settings.connections, warmup: settings.warmup, duration: settings.duration });
+    await next('warm');
+    const before = snapshot(serverPid, driver.pid);
+    send({ type: 'go' });
+    const { latencies, statusCodes, errors } = await next('done');
+    const after = snapshot(serverPid, driver.pid);
     latencies.sort((a, b) => a - b);
     const at = (fraction: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))]! * 10) / 10;
     const non2xx = Object.entries(statusCodes).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
@@ -191,6 +174,7 @@ export async function paced(request: LoadRequest, settings: LoadSettings & { rat
       cpu: cores(before, after, latencies.length),
     };
   } finally {
-    agent.destroy();
+    exited.catch(() => undefined);
+    if (driver.exitCode === null && driver.signalCode === null) driver.kill();
   }
 }
