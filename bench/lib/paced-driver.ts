@@ -77,6 +77,9 @@ function post(message: DriverMessage): void {
   process.send!(message);
 }
 
+// The parent gone (Ctrl-C, a failed section), nothing is left to report to: stop sending.
+process.once('disconnect', () => process.exit(0));
+
 process.once('message', (job: ParentMessage) => {
   if (job.type !== 'job') throw new Error(`paced-driver: expected a job, got ${job.type}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
