@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { Type } from 'typebox';
-import type { PageViewer } from '../access-log/service.js';
+import { accessLogOfPage, type PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
 import { prepareStatement, unseen } from './db/prepared.js';
 import type { DB, Mode } from './db/schema.js';
@@ -81,7 +81,7 @@ export interface SequencedTable<Row> {
  */
 export function pageBySequence<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
   if (viewer) return loggedPagesOf(db).add(shapeOf(db, source), { source, scope, page, viewer }) as Promise<{ rows: Row[]; total: number }>;
-  return unloggedPage(db, source, scope, page);
+  return singlePage(db, source, scope, page);
 }
 
 /** The text of a statement by shape (dialect, table, columns, logged or not). */
@@ -135,9 +135,16 @@ function pageWindow(source: AnyTable, at: { orgId: RawBuilder<unknown>; mode: Ra
 
 type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number | null };
 
-async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page): Promise<{ rows: Row[]; total: number }> {
-  const parameters = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
-  const rows = await runCompiled<PageRow<Row>>(db, shapeOf(db, source), parameters, source.columns !== undefined, () => sql`
+/**
+ * One page and its total in one statement. With a `viewer`, the same statement writes the page's
+ * access-log row (`accessLogOfPage`): what a batch of one logged page runs, a statement with
+ * none of the batch's arrays to unnest and join (docs/benchmarks.md, seventeenth session).
+ */
+async function singlePage<Row>(db: Kysely<DB>, source: AnyTable, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
+  const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
+  if (viewer) parameters.push(scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip);
+  const shape = viewer ? `${shapeOf(db, source)}|logged one` : shapeOf(db, source);
+  const rows = await runCompiled<PageRow<Row>>(db, shape, parameters, source.columns !== undefined, () => sql`
     with counter as (
       select value from sequences where org_id = ${unseen(scope.orgId, 'uuid')} and mode = ${unseen(scope.mode, 'text')} and kind = ${unseen(source.kind, 'text')}
     ), page as (
@@ -148,7 +155,7 @@ async function unloggedPage<Row>(db: Kysely<DB>, source: SequencedTable<Row>, sc
         upTo: sql`counter.value - ${unseen(page.offset, 'bigint')}`,
         limit: unseen(page.limit, 'int'),
       })}
-    )
+    )${viewer ? sql`, ${accessLogOfPage(scope, viewer, 'page_id', sql`order by page.page_seq desc`)}` : sql``}
     select counter.value as page_total, page.* from counter left join page on true
     order by page.page_seq desc`);
   const total = rows.length === 0 ? 0 : Number(rows[0]!.page_total);
@@ -186,7 +193,11 @@ const loggedPageBatches = new WeakMap<Kysely<DB>, Batches<LoggedPage, { rows: un
 function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; total: number }> {
   let batches = loggedPageBatches.get(db);
   if (!batches) {
-    batches = new Batches((shape, pages) => readAndLogPages(db, shape, pages), LOGGED_PAGES_PER_STATEMENT, LOGGED_PAGE_STATEMENTS_IN_FLIGHT);
+    batches = new Batches(
+      (shape, pages) => (pages.length === 1 ? singlePage<Record<string, unknown>>(db, pages[0]!.source, pages[0]!.scope, pages[0]!.page, pages[0]!.viewer).then((answer) => [answer]) : readAndLogPages(db, shape, pages)),
+      LOGGED_PAGES_PER_STATEMENT,
+      LOGGED_PAGE_STATEMENTS_IN_FLIGHT,
+    );
     loggedPageBatches.set(db, batches);
   }
   return batches;
