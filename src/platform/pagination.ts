@@ -188,13 +188,19 @@ const loggedPageBatches = new WeakMap<Kysely<DB>, Batches<LoggedPage, { rows: un
  * The group commit of logged pages (src/platform/batches.ts): per shape, once its statements in
  * flight are all taken, the next one reads every page asked for meanwhile, whatever their
  * organizations, modes, offsets and viewers, and writes their log rows; each caller gets its own
- * page once that statement has committed. At low load a statement holds one page and nothing waits.
+ * page once that statement has committed. At low load a statement holds one page and nothing
+ * waits; such a batch of one runs the statement of one page (`singlePage`), which costs the
+ * database less than the batch statement does for one page.
  */
 function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; total: number }> {
   let batches = loggedPageBatches.get(db);
   if (!batches) {
     batches = new Batches(
-      (shape, pages) => (pages.length === 1 ? singlePage<Record<string, unknown>>(db, pages[0]!.source, pages[0]!.scope, pages[0]!.page, pages[0]!.viewer).then((answer) => [answer]) : readAndLogPages(db, shape, pages)),
+      async (shape, pages) => {
+        if (pages.length > 1) return readAndLogPages(db, shape, pages);
+        const { source, scope, page, viewer } = pages[0]!;
+        return [await singlePage<Record<string, unknown>>(db, source, scope, page, viewer)];
+      },
       LOGGED_PAGES_PER_STATEMENT,
       LOGGED_PAGE_STATEMENTS_IN_FLIGHT,
     );
