@@ -177,25 +177,38 @@ describe('logged pages read together', () => {
         const unlogged = await pageBySequence(single.db, ADDRESSES, scope, { limit: 2, offset: 1 });
         expect(unlogged.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse().slice(1, 3));
       }
+      // Six pages at once, seven times: four statements of one page each, then the two that waited
+      // in one batch statement (four statements in flight, src/platform/pagination.ts).
+      for (let i = 0; i < 7; i++) {
+        const pages = await Promise.all(Array.from({ length: 6 }, (_, j) => pageBySequence(single.db, ADDRESSES, scope, { limit: 20, offset: 0 }, viewer(`plans-${i}-${j}`))));
+        for (const listed of pages) expect(listed.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
+      }
       const statements = await preparedStatements(single.db);
-      const statementOf = (logged: boolean) => {
-        const found = statements.filter((row) => row.statement.includes('address_verifications') && row.statement.includes('insert into personal_data_access') === logged);
-        expect(found).toHaveLength(1);
+      const statementOf = (kind: 'batch' | 'one' | 'unlogged') => {
+        const found = statements.filter(
+          (row) =>
+            row.statement.includes('address_verifications') &&
+            row.statement.includes('insert into personal_data_access') === (kind !== 'unlogged') &&
+            row.statement.includes('unnest') === (kind === 'batch'),
+        );
+        expect(found, kind).toHaveLength(1);
         return found[0]!;
       };
       // The values as each statement takes them (src/platform/pagination.ts), for EXPLAIN EXECUTE.
       const values = {
-        // A page asked for alone is read and logged by the statement of one page.
-        logged: [a.id, 'test', 'address', a.id, 'test', '20', '0', '20', a.id, 'test', 'api', 'plans-x', 'api', 'list', 'address', '198.51.100.7'],
+        batch: [`{${a.id},${a.id}}`, '{test,test}', '{0,0}', '{20,20}', '{api,api}', '{plans-x,plans-y}', '{api,api}', '{list,list}', '{address,address}', '{198.51.100.7,198.51.100.7}', 'address'],
+        one: [a.id, 'test', 'address', a.id, 'test', '20', '0', '20', a.id, 'test', 'api', 'plans-x', 'api', 'list', 'address', '198.51.100.7'],
         unlogged: [a.id, 'test', 'address', a.id, 'test', '3', '1', '2'],
       };
-      for (const logged of [true, false]) {
-        const statement = statementOf(logged);
-        const { custom, generic } = await planCosts(single.db, statement.name, logged ? values.logged : values.unlogged);
+      // Calls of each: the batch statement 7, the statement of one page 7 + 7 × 4, the unlogged one 7.
+      const calls = { batch: 7, one: 35, unlogged: 7 };
+      for (const kind of ['batch', 'one', 'unlogged'] as const) {
+        const statement = statementOf(kind);
+        const { custom, generic } = await planCosts(single.db, statement.name, values[kind]);
         // Planned for its values, a statement looked cheaper than its generic plan, and PostgreSQL planned it again at every call.
         expect(custom, statement.statement).toBe(generic);
-        expect(statement.customPlans).toBe(5);
-        expect(statement.genericPlans).toBe(2);
+        expect(statement.customPlans, kind).toBe(5);
+        expect(statement.genericPlans, kind).toBe(calls[kind] - 5);
       }
     } finally {
       await single.close();
