@@ -81,7 +81,7 @@ export interface SequencedTable<Row> {
  */
 export function pageBySequence<Row>(db: Kysely<DB>, source: SequencedTable<Row>, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
   if (viewer) return loggedPagesOf(db).add(shapeOf(db, source), { source, scope, page, viewer }) as Promise<{ rows: Row[]; total: number }>;
-  return singlePage(db, source, scope, page);
+  return singlePage(db, shapeOf(db, source), source, scope, page);
 }
 
 /** The text of a statement by shape (dialect, table, columns, logged or not). */
@@ -136,15 +136,15 @@ function pageWindow(source: AnyTable, at: { orgId: RawBuilder<unknown>; mode: Ra
 type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number | null };
 
 /**
- * One page and its total in one statement. With a `viewer`, the same statement writes the page's
+ * One page and its total in one statement (`shape`: its table's, from `shapeOf`, which the batch of
+ * a logged page has already made). With a `viewer`, the same statement writes the page's
  * access-log row (`accessLogOfPage`): what a batch of one logged page runs, a statement with
  * none of the batch's arrays to unnest and join (docs/benchmarks.md, seventeenth session).
  */
-async function singlePage<Row>(db: Kysely<DB>, source: AnyTable, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
+async function singlePage<Row>(db: Kysely<DB>, shape: string, source: AnyTable, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
   const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
   if (viewer) parameters.push(scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip);
-  const shape = viewer ? `${shapeOf(db, source)}|logged one` : shapeOf(db, source);
-  const rows = await runCompiled<PageRow<Row>>(db, shape, parameters, source.columns !== undefined, () => sql`
+  const rows = await runCompiled<PageRow<Row>>(db, viewer ? `${shape}|logged one` : shape, parameters, source.columns !== undefined, () => sql`
     with counter as (
       select value from sequences where org_id = ${unseen(scope.orgId, 'uuid')} and mode = ${unseen(scope.mode, 'text')} and kind = ${unseen(source.kind, 'text')}
     ), page as (
@@ -199,7 +199,7 @@ function loggedPagesOf(db: Kysely<DB>): Batches<LoggedPage, { rows: unknown[]; t
       async (shape, pages) => {
         if (pages.length > 1) return readAndLogPages(db, shape, pages);
         const { source, scope, page, viewer } = pages[0]!;
-        return [await singlePage<Record<string, unknown>>(db, source, scope, page, viewer)];
+        return [await singlePage<Record<string, unknown>>(db, shape, source, scope, page, viewer)];
       },
       LOGGED_PAGES_PER_STATEMENT,
       LOGGED_PAGE_STATEMENTS_IN_FLIGHT,
