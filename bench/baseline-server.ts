@@ -3,7 +3,8 @@
  * a `pg` Pool, on the same database and with the same pool size as Vouch, with no auth, no
  * rendering and no response schema. `/bvn/:bvn` is the identity section's floor; `/addresses/:org`
  * (one statement for the page and its total, the shown personal columns decrypted, rows otherwise
- * sent as PostgreSQL gives them) the lists section's.
+ * sent as PostgreSQL gives them) the lists section's, and `/addresses-logged/:org` the same page
+ * with the access-log row Vouch writes for it.
  * bench/run.ts starts it as `node --import tsx bench/baseline-server.ts` with DATABASE_URL, PORT,
  * HOST and DATABASE_POOL_SIZE.
  */
@@ -41,16 +42,35 @@ app.get<{ Params: { bvn: string } }>('/bvn/:bvn', async (request, reply) => {
 const ADDRESS_COLUMNS = ADDRESS_RECORD_COLUMNS.map((column) => `page.${column}`).join(', ');
 const ADDRESS_PERSONAL = Object.keys(PROTECTED_COLUMNS.address_verifications!).filter((column) => (ADDRESS_RECORD_COLUMNS as readonly string[]).includes(column));
 
-app.get<{ Params: { org: string }; Querystring: { offset?: string } }>('/addresses/:org', async (request) => {
-  const offset = Number(request.query.offset ?? 0);
-  const { rows } = await pool.query<Record<string, unknown>>(
-    `with counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')
-     select counter.value as total, ${ADDRESS_COLUMNS} from counter left join lateral (
-       select * from address_verifications
+/**
+ * One page of the organization's address rows at `offset` and their total, in one statement; with
+ * `logged`, the same statement also writes the access-log row Vouch writes for a `/v1` list page
+ * (one row naming the page's records in page order, committed before the answer). That is the floor
+ * of a server that must log every list it shows: what the log's write costs on its own, beside the
+ * bare read (`/addresses-logged/:org`; bench/sections/lists.ts reports it, docs/benchmarks.md).
+ */
+function addressPage(org: string, offset: number, logged: boolean) {
+  const window = `select * from address_verifications
        where org_id = $1 and mode = 'live' and seq > counter.value - $2::bigint - 20 and seq <= counter.value - $2::bigint
-       order by seq desc) page on true`,
-    [request.params.org, offset],
-  );
+       order by seq desc`;
+  const counter = `counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')`;
+  // The log row reads the page a second time, so the logged statement names it (a CTE).
+  const text = logged
+    ? `with ${counter}, page as (select window_rows.* from counter cross join lateral (${window}) window_rows),
+       logged_access as (
+         insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_ids, ip)
+         select $1, 'live', 'api', 'baseline', 'api', 'list', 'address', shown.ids, '127.0.0.1'
+         from (select array_agg(page.id::text order by page.seq desc) as ids from page) shown
+         where shown.ids is not null)
+       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join page on true order by page.seq desc`
+    : `with ${counter}
+       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join lateral (${window}) page on true`;
+  return pool.query<Record<string, unknown>>(text, [org, offset]);
+}
+
+async function addresses(org: string, query: { offset?: string }, logged: boolean) {
+  const offset = Number(query.offset ?? 0);
+  const { rows } = await addressPage(org, offset, logged);
   for (const row of rows) {
     for (const column of ADDRESS_PERSONAL) {
       const value = row[column];
@@ -58,7 +78,11 @@ app.get<{ Params: { org: string }; Querystring: { offset?: string } }>('/address
     }
   }
   return { status: 'success', _pagination: { limit: 20, offset, total: Number(rows[0]?.total ?? 0) }, data: rows };
-});
+}
+
+type AddressRoute = { Params: { org: string }; Querystring: { offset?: string } };
+app.get<AddressRoute>('/addresses/:org', (request) => addresses(request.params.org, request.query, false));
+app.get<AddressRoute>('/addresses-logged/:org', (request) => addresses(request.params.org, request.query, true));
 
 async function shutdown(): Promise<void> {
   await app.close();

@@ -83,7 +83,15 @@ export async function seed(databaseUrl: string, orgId: string): Promise<number> 
 
 const COLUMNS = ['server', 'page', 'load', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'server µs CPU/req'];
 
-type Server = 'vouch' | 'baseline';
+/**
+ * `logged` is the baseline's page with the access-log row Vouch writes for it, in the same statement
+ * (bench/baseline-server.ts). It shows what the log's durable write costs a server that does nothing
+ * else, and is reported beside the targets, which stay against the bare baseline. It runs paced
+ * only, after every round: its writes (the log's index, its WAL, the autovacuum they call) stay out
+ * of the runs the targets read (docs/benchmarks.md, eighteenth session).
+ */
+type Server = 'vouch' | 'baseline' | 'logged';
+const SERVER_NAMES: Record<Server, string> = { vouch: 'vouch', baseline: 'baseline', logged: 'baseline + access log' };
 type Depth = 'first' | 'deep';
 type Load = 'saturated' | 'paced';
 type RunKey = `${Server} ${Depth} ${Load}`;
@@ -111,7 +119,7 @@ function runOrder(pass: number): [Server, Depth][] {
     : [['baseline', 'first'], ['vouch', 'first'], ['vouch', 'deep'], ['baseline', 'deep']];
 }
 
-async function startServers(root: string, vouchMain: string, env: Env): Promise<Record<Server, RunningServer>> {
+async function startServers(root: string, vouchMain: string, env: Env): Promise<Record<'vouch' | 'baseline', RunningServer>> {
   // Both pools the same size; DATABASE_POOL_SIZE in the environment changes both.
   const pool = process.env.DATABASE_POOL_SIZE || '20';
   const vouch = await startServer({
@@ -151,17 +159,17 @@ export const lists: Section = {
       const servers = await startServers(context.root, context.vouchMain, env);
       try {
         const headers = { authorization: `Bearer ${org.liveSecret}` };
+        const baselinePage = (path: string, depth: Depth) => ({ url: `${servers.baseline.url}/${path}/${org.id}${depth === 'deep' ? `?offset=${DEEP_OFFSET}` : ''}` });
         const requests: Record<Server, Record<Depth, LoadRequest>> = {
           vouch: {
             first: { url: `${servers.vouch.url}/v1/verifications/addresses`, headers },
             deep: { url: `${servers.vouch.url}/v1/verifications/addresses?offset=${DEEP_OFFSET}`, headers },
           },
-          baseline: {
-            first: { url: `${servers.baseline.url}/addresses/${org.id}` },
-            deep: { url: `${servers.baseline.url}/addresses/${org.id}?offset=${DEEP_OFFSET}` },
-          },
+          baseline: { first: baselinePage('addresses', 'first'), deep: baselinePage('addresses', 'deep') },
+          logged: { first: baselinePage('addresses-logged', 'first'), deep: baselinePage('addresses-logged', 'deep') },
         };
-        for (const server of ['vouch', 'baseline'] as const) {
+        const pidOf = (server: Server) => servers[server === 'vouch' ? 'vouch' : 'baseline'].pid;
+        for (const server of ['vouch', 'baseline', 'logged'] as const) {
           for (const depth of ['first', 'deep'] as const) {
             const request = requests[server][depth];
             const response = await fetch(request.url, request.headers ? { headers: request.headers } : {});
@@ -177,21 +185,25 @@ export const lists: Section = {
           loadKind === 'saturated' ? load(request, context.load, pid) : paced(request, { ...context.load, rate: PACED_RATE }, pid);
         const runs = new Map<RunKey, LoadSummary[]>();
         const rows: (string | number)[][] = [];
+        const measure = async (server: Server, depth: Depth, loadKind: Load, pass: number) => {
+          const summary = await drive(loadKind, requests[server][depth], pidOf(server));
+          const key: RunKey = `${server} ${depth} ${loadKind}`;
+          runs.set(key, [...(runs.get(key) ?? []), summary]);
+          rows.push([
+            SERVER_NAMES[server],
+            depth === 'first' ? 'page 1' : `offset ${DEEP_OFFSET}`,
+            `${loadKind === 'paced' ? `${PACED_RATE} req/s, ≤ ${context.load.connections} conn.` : `${context.load.connections} conn.`}${context.rounds > 1 ? ` #${pass}` : ''}`,
+            ...summaryCells(summary),
+          ]);
+        };
         // Every combination in turn (runOrder), round after round, so all see the same machine state.
         for (let pass = 1; pass <= context.rounds; pass++) {
           for (const loadKind of ['saturated', 'paced'] as const) {
-            for (const [server, depth] of runOrder(pass)) {
-              const summary = await drive(loadKind, requests[server][depth], servers[server].pid);
-              const key: RunKey = `${server} ${depth} ${loadKind}`;
-              runs.set(key, [...(runs.get(key) ?? []), summary]);
-              rows.push([
-                server,
-                depth === 'first' ? 'page 1' : `offset ${DEEP_OFFSET}`,
-                `${loadKind === 'paced' ? `${PACED_RATE} req/s, ≤ ${context.load.connections} conn.` : `${context.load.connections} conn.`}${context.rounds > 1 ? ` #${pass}` : ''}`,
-                ...summaryCells(summary),
-              ]);
-            }
+            for (const [server, depth] of runOrder(pass)) await measure(server, depth, loadKind, pass);
           }
+        }
+        for (let pass = 1; pass <= context.rounds; pass++) {
+          for (const depth of pass % 2 === 1 ? (['first', 'deep'] as const) : (['deep', 'first'] as const)) await measure('logged', depth, 'paced', pass);
         }
         const result = Object.fromEntries([...runs].map(([key, summaries]) => [key, aggregate(summaries)])) as Record<RunKey, ReturnType<typeof aggregate>>;
         const failed = Object.values(result).flatMap((summary) => summary.failures);
@@ -199,12 +211,14 @@ export const lists: Section = {
         const ratio = round(result['vouch deep saturated'].reqPerSec / result['vouch first saturated'].reqPerSec, 3);
         const againstBaseline = round(result['vouch first saturated'].reqPerSec / result['baseline first saturated'].reqPerSec, 3);
         const deepAgainstBaseline = round(result['vouch deep saturated'].reqPerSec / result['baseline deep saturated'].reqPerSec, 3);
-        const p99Factor = (depth: Depth) => round(result[`vouch ${depth} paced`].p99 / Math.max(result[`baseline ${depth} paced`].p99, 0.1), 2);
+        const p99Factor = (depth: Depth, against: Server = 'baseline') => round(result[`vouch ${depth} paced`].p99 / Math.max(result[`${against} ${depth} paced`].p99, 0.1), 2);
         rows.push(['vouch', `offset ${DEEP_OFFSET} ÷ page 1`, 'req/s, saturated', ratio, '', '', '', '', '']);
         rows.push(['vouch ÷ baseline', 'page 1', 'req/s, saturated', againstBaseline, '', '', '', '', '']);
         rows.push(['vouch ÷ baseline', `offset ${DEEP_OFFSET}`, 'req/s, saturated', deepAgainstBaseline, '', '', '', '', '']);
         rows.push(['vouch ÷ baseline', 'page 1', `p99 at ${PACED_RATE} req/s`, p99Factor('first'), '', '', '', '', '']);
         rows.push(['vouch ÷ baseline', `offset ${DEEP_OFFSET}`, `p99 at ${PACED_RATE} req/s`, p99Factor('deep'), '', '', '', '', '']);
+        rows.push([`vouch ÷ ${SERVER_NAMES.logged}`, 'page 1', `p99 at ${PACED_RATE} req/s`, p99Factor('first', 'logged'), '', '', '', '', '']);
+        rows.push([`vouch ÷ ${SERVER_NAMES.logged}`, `offset ${DEEP_OFFSET}`, `p99 at ${PACED_RATE} req/s`, p99Factor('deep', 'logged'), '', '', '', '', '']);
         return {
           section: 'lists',
           table: { columns: COLUMNS, rows },
@@ -217,7 +231,7 @@ export const lists: Section = {
             atMost(`page 1 p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('first'), TARGET_P99_FACTOR),
             atMost(`offset ${DEEP_OFFSET} p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('deep'), TARGET_P99_FACTOR),
           ],
-          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, deepAgainstBaseline, p99Factor: { first: p99Factor('first'), deep: p99Factor('deep') }, runs: result },
+          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, deepAgainstBaseline, p99Factor: { first: p99Factor('first'), deep: p99Factor('deep') }, p99AgainstLogged: { first: p99Factor('first', 'logged'), deep: p99Factor('deep', 'logged') }, runs: result },
         };
       } finally {
         await Promise.all([servers.vouch.stop(), servers.baseline.stop()]);
