@@ -42,35 +42,34 @@ app.get<{ Params: { bvn: string } }>('/bvn/:bvn', async (request, reply) => {
 const ADDRESS_COLUMNS = ADDRESS_RECORD_COLUMNS.map((column) => `page.${column}`).join(', ');
 const ADDRESS_PERSONAL = Object.keys(PROTECTED_COLUMNS.address_verifications!).filter((column) => (ADDRESS_RECORD_COLUMNS as readonly string[]).includes(column));
 
+const PAGE_ROWS = `select * from address_verifications
+       where org_id = $1 and mode = 'live' and seq > counter.value - $2::bigint - 20 and seq <= counter.value - $2::bigint
+       order by seq desc`;
+const COUNTER = `counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')`;
 /**
  * One page of the organization's address rows at `offset` and their total, in one statement; with
  * `logged`, the same statement also writes the access-log row Vouch writes for a `/v1` list page
  * (one row naming the page's records in page order, committed before the answer). That is the floor
  * of a server that must log every list it shows: what the log's write costs on its own, beside the
  * bare read (`/addresses-logged/:org`; bench/sections/lists.ts reports it, docs/benchmarks.md).
+ * The texts are made once: the floor builds no SQL per request.
  */
-function addressPage(org: string, offset: number, logged: boolean) {
-  const window = `select * from address_verifications
-       where org_id = $1 and mode = 'live' and seq > counter.value - $2::bigint - 20 and seq <= counter.value - $2::bigint
-       order by seq desc`;
-  const counter = `counter as (select value from sequences where org_id = $1 and mode = 'live' and kind = 'address')`;
+const ADDRESS_PAGE = {
+  bare: `with ${COUNTER}
+       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join lateral (${PAGE_ROWS}) page on true`,
   // The log row reads the page a second time, so the logged statement names it (a CTE).
-  const text = logged
-    ? `with ${counter}, page as (select window_rows.* from counter cross join lateral (${window}) window_rows),
+  logged: `with ${COUNTER}, page as (select window_rows.* from counter cross join lateral (${PAGE_ROWS}) window_rows),
        logged_access as (
          insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_ids, ip)
          select $1, 'live', 'api', 'baseline', 'api', 'list', 'address', shown.ids, '127.0.0.1'
          from (select array_agg(page.id::text order by page.seq desc) as ids from page) shown
          where shown.ids is not null)
-       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join page on true order by page.seq desc`
-    : `with ${counter}
-       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join lateral (${window}) page on true`;
-  return pool.query<Record<string, unknown>>(text, [org, offset]);
-}
+       select counter.value as total, ${ADDRESS_COLUMNS} from counter left join page on true order by page.seq desc`,
+};
 
 async function addresses(org: string, query: { offset?: string }, logged: boolean) {
   const offset = Number(query.offset ?? 0);
-  const { rows } = await addressPage(org, offset, logged);
+  const { rows } = await pool.query<Record<string, unknown>>(logged ? ADDRESS_PAGE.logged : ADDRESS_PAGE.bare, [org, offset]);
   for (const row of rows) {
     for (const column of ADDRESS_PERSONAL) {
       const value = row[column];
