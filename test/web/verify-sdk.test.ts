@@ -70,18 +70,21 @@ describe('the web SDK on the demo page', () => {
     await frame.getByRole('button', { name: 'Start camera' }).click();
     await frame.getByRole('button', { name: 'I am ready' }).click();
     // In full CI runs on a loaded machine this step has waited out its 90 s (2026-11-28, twice),
-    // and never alone or under a CPU hog. If the server asked for another try, the page says why:
-    // a capture slower than the server allows is the machine's doing and the person (this test)
-    // tries again, as the page asks; any other reason fails here, with the page's words.
+    // and never alone or under a CPU hog; on a machine half as fast (2026-11-29), after a first
+    // selfie too slow, the second did not pass either. If the server asks for another try, the page says why: a capture
+    // slower than the server allows is the machine's doing, and the person (this test) tries again
+    // as the page asks, up to the three attempts a session allows (docs/sessions.md); any other
+    // reason fails here, with the page's words.
     const verified = frame.getByRole('heading', { name: 'You are verified' });
     const again = frame.getByRole('heading', { name: 'Let us try the selfie again' });
-    await verified.or(again).waitFor({ timeout: 90_000 });
-    if (await again.isVisible()) {
+    for (let attempt = 1; ; attempt++) {
+      await verified.or(again).waitFor({ timeout: 90_000 });
+      if (await verified.isVisible()) break;
       const reasons = await frame.getByRole('alert').innerText();
-      expect(reasons, 'the first selfie did not pass').toContain('The movements took too long');
+      expect(reasons, `selfie ${attempt} did not pass`).toContain('The movements took too long');
+      expect(attempt, 'a session allows three selfies').toBeLessThan(3);
       await frame.getByRole('button', { name: 'Start camera' }).click();
       await frame.getByRole('button', { name: 'I am ready' }).click();
-      await verified.waitFor({ timeout: 90_000 });
     }
     await expect.poll(() => events(page)).toEqual([`Completed: ${session.id} verified`]);
     expect((await fetchSession(web, org.liveSecret, session.id)).status.status).toMatch(/verified/i);
