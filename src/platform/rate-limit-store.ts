@@ -19,7 +19,6 @@ type IncrCallback = (err: Error | null, result: { current: number; ttl: number }
 
 interface Waiter {
   callback: IncrCallback;
-  since: number;
   answered: boolean;
 }
 
@@ -61,7 +60,10 @@ export interface PostgresStoreOptions {
   flushMs: number;
   /** A claim beyond its waiters covers this long of the process's recent traffic for the key. */
   leaseMs: number;
-  /** A request waiting longer than this for quota is let through, as when the database is down. */
+  /**
+   * A claim the database has not answered this long after it was sent is given up: the requests
+   * waiting for quota are let through, as when the database is down.
+   */
   waitLimitMs: number;
   now: () => number;
 }
@@ -95,6 +97,9 @@ export class PostgresRateLimitStore {
   private readonly timer: NodeJS.Timeout;
   private inFlight: Promise<void> | undefined;
   private scheduled = false;
+  /** When the statement in flight was sent. */
+  private sentAt: number | undefined;
+  private checkingStall = false;
   private failingUntil = 0;
   private lastPurge = 0;
   /** Statements sent to the database (claims and refused counts together): for tests and benchmarks. */
@@ -128,7 +133,7 @@ export class PostgresRateLimitStore {
     } else if (now < this.failingUntil) {
       callback(new Error('rate-limit counters unreachable'), { current: 0, ttl: Math.max(0, bucket.windowEnd - now) });
     } else {
-      const waiter: Waiter = { callback, since: now, answered: false };
+      const waiter: Waiter = { callback, answered: false };
       bucket.waiters.push(waiter);
       this.waiting.add(waiter);
       this.claimSoon(bucket);
@@ -215,6 +220,7 @@ export class PostgresRateLimitStore {
 
   private sent(): void {
     this.inFlight = undefined;
+    this.sentAt = undefined;
     if (this.due.size > 0) this.schedule();
   }
 
@@ -242,6 +248,7 @@ export class PostgresRateLimitStore {
     // Every process locks the rows in the same order, so two batches cannot deadlock.
     claims.sort((a, b) => (a.bucket.key < b.bucket.key ? -1 : a.bucket.key > b.bucket.key ? 1 : a.bucket.windowStart - b.bucket.windowStart));
     this.statements += 1;
+    this.sentAt = now;
     try {
       const values = sql.join(claims.map(({ bucket, refused, asked }) => sql`(${bucket.key}, ${bucket.windowStart}::bigint, ${refused + asked}::bigint)`));
       const { rows } = await sql<{ key: string; window_start: string | number; hits: string | number }>`
@@ -297,6 +304,21 @@ export class PostgresRateLimitStore {
     this.onError(err);
   }
 
+  /** The statement in flight was sent longer than the wait limit ago (requests waiting meanwhile wait for it). */
+  private stalled(now: number): boolean {
+    return this.sentAt !== undefined && now - this.sentAt >= this.options.waitLimitMs;
+  }
+
+  /** Every request waiting for quota is let through, and none waits for a claim for a second. */
+  private giveUpStalled(): void {
+    this.checkingStall = false;
+    const now = this.options.now();
+    if (!this.stalled(now) || this.waiting.size === 0) return;
+    this.failingUntil = now + RETRY_AFTER_ERROR_MS;
+    for (const waiter of this.waiting) this.answer(waiter, new Error('rate-limit counters did not answer in time'), { current: 0, ttl: 0 });
+    this.onError(new Error(`rate-limit counters did not answer within ${this.options.waitLimitMs} ms`));
+  }
+
   private answer(waiter: Waiter, err: Error | null, result: { current: number; ttl: number }): void {
     this.waiting.delete(waiter);
     if (waiter.answered) return;
@@ -307,15 +329,12 @@ export class PostgresRateLimitStore {
   /** Refused requests out, stalled waits let through, past windows forgotten. */
   private tick(): void {
     const now = this.options.now();
-    let stalled = false;
-    for (const waiter of this.waiting) {
-      if (now - waiter.since < this.options.waitLimitMs) continue;
-      stalled = true;
-      this.answer(waiter, new Error('rate-limit counters did not answer in time'), { current: 0, ttl: 0 });
-    }
-    if (stalled) {
-      this.failingUntil = now + RETRY_AFTER_ERROR_MS;
-      this.onError(new Error(`rate-limit counters did not answer within ${this.options.waitLimitMs} ms`));
+    // Timers run before the loop reads its sockets: a process too busy to come back for longer than
+    // the wait limit may have the answer unread. The statement is given up only after the loop has
+    // looked (setImmediate runs after the poll phase).
+    if (!this.checkingStall && this.stalled(now)) {
+      this.checkingStall = true;
+      setImmediate(() => this.giveUpStalled());
     }
     if (this.unsent.size > 0 && !this.inFlight) this.inFlight = this.send().finally(() => this.sent());
     for (const [id, bucket] of this.buckets) {

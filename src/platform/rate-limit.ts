@@ -79,7 +79,9 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     // a process would let its first requests through uncounted: wait for it, a little.
     await waitForRedis(redis, REDIS_CONNECT_WAIT_MS);
   } else if (database.kind === 'postgres') {
-    const shared = new PostgresRateLimitStore(database.db, (err) => app.log.warn({ err: err.message }, 'rate-limit counters unreachable: requests without quota let through'));
+    // Claims go on a connection of their own: in the pool they would queue behind the queries of
+    // the very requests waiting for them, and a burst on a busy machine would outlast the wait limit.
+    const shared = new PostgresRateLimitStore(database.ownConnection(), (err) => app.log.warn({ err: err.message }, 'rate-limit counters unreachable: requests without quota let through'));
     app.addHook('onClose', () => shared.close());
     store = class {
       constructor() {

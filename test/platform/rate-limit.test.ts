@@ -1,14 +1,15 @@
 import { once } from 'node:events';
 import net from 'node:net';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, PostgresIntrospector, PostgresQueryCompiler, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { openDatabase } from '../../src/platform/db/database.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { PostgresRateLimitStore } from '../../src/platform/rate-limit-store.js';
 import { ADDRESS_BODY } from '../agents/fixtures.js';
 import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
-import { cliJson, expectFailure, runCli, throwawayEnv } from '../helpers/cli.js';
+import { cliJson, expectFailure, onPostgres, runCli, throwawayEnv } from '../helpers/cli.js';
 
 const LOOKUP = '/v1/verifications/identities/bvn/22345678901?type=basic';
 
@@ -188,6 +189,60 @@ describe('rate limits', () => {
     }
   });
 
+  it('gives a claim up only when the database has not answered, not when the process was too busy to read the answer', async () => {
+    const held = heldDatabase();
+    let clock = 0;
+    let answerOnNextRead = false;
+    // The process comes back 2 s after sending the claim, its answer waiting unread in the socket:
+    // it arrives with the first clock read after that (the store's timer), as an I/O callback would.
+    const now = () => {
+      if (answerOnNextRead) {
+        answerOnNextRead = false;
+        setImmediate(() => held.answer());
+      }
+      return clock;
+    };
+    const errors: Error[] = [];
+    const store = new PostgresRateLimitStore(held.db, (err) => errors.push(err), { flushMs: 10, waitLimitMs: 1_000, now });
+    try {
+      const admitted = incr(store, 'test:busy', 5);
+      await expect.poll(() => held.pending()).toBe(1);
+      clock = 2_000;
+      answerOnNextRead = true;
+      expect(await admitted).toEqual({ err: null, current: 1 });
+      expect(errors).toEqual([]);
+      // Not answered at all: given up once the loop has looked, the next requests let through at once.
+      const stalled = incr(store, 'test:busy2', 5);
+      await expect.poll(() => held.pending()).toBe(1);
+      clock = 4_000;
+      expect((await stalled).err?.message).toMatch(/did not answer in time/);
+      expect(errors.map((err) => err.message)).toEqual(['rate-limit counters did not answer within 1000 ms']);
+      expect((await incr(store, 'test:busy3', 5)).err).toBeInstanceOf(Error);
+    } finally {
+      while (held.pending() > 0) held.answer();
+      await store.close();
+    }
+  });
+
+  it.runIf(onPostgres)('claims on a connection of their own: a pool busy with the requests\' queries does not hold them up', async () => {
+    const busy = await openDatabase({ url: t.database.url!, poolSize: 1 });
+    const errors: Error[] = [];
+    const store = new PostgresRateLimitStore(busy.ownConnection(), (err) => errors.push(err), { waitLimitMs: 1_000 });
+    try {
+      // The pooled connection is taken for 1.5 s, and another query queues behind it.
+      const sleepers = Array.from({ length: 2 }, () => sql`select pg_sleep(1.5)`.execute(busy.db));
+      await expect.poll(() => busy.connections().waiting).toBe(1);
+      const started = Date.now();
+      expect(await incr(store, 'test:own', 5)).toEqual({ err: null, current: 1 });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await Promise.all(sleepers);
+      expect(errors).toEqual([]);
+    } finally {
+      await store.close();
+      await busy.close();
+    }
+  });
+
   it.skipIf(!redis)('shares counts between processes through Redis when REDIS_URL is set', async () => {
     const config = testConfig({ redisUrl: 'redis://127.0.0.1:6379', rateLimits: { perSecret: 4, perAddress: 100 } });
     const first = await buildApp({ config, database: t.database });
@@ -220,3 +275,45 @@ describe('vouch org rate-limit', () => {
     }
   }, 90_000);
 });
+
+/**
+ * A database whose statements wait until the test answers them: a claim's answer is the row the
+ * upsert would return for a new key (hits as asked).
+ */
+function heldDatabase(): { db: Kysely<DB>; pending(): number; answer(): void } {
+  const waiting: { parameters: readonly unknown[]; resolve(result: QueryResult<unknown>): void }[] = [];
+  const connection: DatabaseConnection = {
+    executeQuery: <R>(query: CompiledQuery) =>
+      new Promise<QueryResult<R>>((resolve) => waiting.push({ parameters: query.parameters, resolve: resolve as (result: QueryResult<unknown>) => void })),
+    streamQuery: () => {
+      throw new Error('not streamed');
+    },
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<DB>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return {
+    db,
+    pending: () => waiting.length,
+    answer: () => {
+      const { parameters, resolve } = waiting.shift()!;
+      const rows = [];
+      for (let i = 0; i < parameters.length; i += 3) rows.push({ key: parameters[i], window_start: parameters[i + 1], hits: parameters[i + 2] });
+      resolve({ rows });
+    },
+  };
+}

@@ -24,6 +24,12 @@ export interface Database {
    * so listeners must also poll.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * A connection of its own, outside the pool (PostgreSQL; opened on first use, closed with the
+   * database), for short statements that must not queue behind the requests' queries: the rate
+   * limiter's claims, which every request may wait for. PGlite has one session: `db`.
+   */
+  ownConnection(): Kysely<DB>;
   /** The connections this process holds (PGlite: its one in-process session). */
   connections(): ConnectionStats;
   close(): Promise<void>;
@@ -69,7 +75,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const listen = (channel: string, onNotify: (payload: string) => void) => listenOnPostgres(options.url!, channel, onNotify);
     const max = options.poolSize ?? 20;
     const connections = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
-    return { db, kind: 'postgres', protection, listen, connections, close: () => db.destroy() };
+    let own: Kysely<DB> | undefined;
+    const ownConnection = () => {
+      if (!own) {
+        const single = new pg.Pool({ connectionString: options.url, max: 1 });
+        single.on('error', () => {});
+        own = new Kysely<DB>({ dialect: new PostgresDialect({ pool: single }) });
+      }
+      return own;
+    };
+    const close = async () => {
+      await Promise.all([db.destroy(), own?.destroy()]);
+    };
+    return { db, kind: 'postgres', protection, listen, ownConnection, connections, close };
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
@@ -95,6 +113,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     kind: 'pglite',
     protection,
     listen,
+    ownConnection: () => db,
     connections: () => ({ total: 1, idle: dialect.usage.holders === 0 ? 1 : 0, waiting: Math.max(0, dialect.usage.holders - 1), max: 1 }),
     close: async () => {
       await db.destroy();
