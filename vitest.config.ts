@@ -10,6 +10,10 @@ export default defineConfig({
     // PGlite needs a few seconds to initialise per file.
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // expect.poll waits 1 s by default: a page that reloads and fetches took longer on a slow
+    // two-core CI machine running two files and Chromium (portal-journey, 2026-11-30). A longer
+    // wait only delays a failure.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // A worker runs its files one after another in one process and keeps the modules it loaded
     // (and its embedded database, test/helpers/database.ts): loading the app's modules again for

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { LivenessEngine } from '../identities/liveness/engine.js';
 import { createLivenessEngine } from '../identities/liveness/human-engine.js';
 import { DatabasePrintStore } from '../identities/liveness/print-store.js';
-import { LIVENESS_CAPTURE, pickChallenges } from '../identities/liveness/settings.js';
+import { LIVENESS_CAPTURE, pickChallenges, type LivenessThresholds } from '../identities/liveness/settings.js';
 import type { DB } from '../platform/db/schema.js';
 
 /**
@@ -34,13 +34,13 @@ export type EngineSource = () => Promise<LivenessEngine>;
  * The liveness engine of an app: the human-based engine (src/identities/liveness/) keeping its
  * frame prints in this database, loaded (models warmed up) on first use and shared by every
  * attempt. The one place the sessions module constructs it; tests and benchmarks may pass
- * another EngineSource.
+ * another EngineSource, or other thresholds (the default ones otherwise).
  */
-export function livenessEngineFor(db: Kysely<DB>): EngineSource {
+export function livenessEngineFor(db: Kysely<DB>, thresholds?: Partial<LivenessThresholds>): EngineSource {
   let loading: Promise<LivenessEngine> | undefined;
   return () => {
     loading ??= (async () => {
-      const engine = createLivenessEngine({ prints: new DatabasePrintStore(db), requireScope: true });
+      const engine = createLivenessEngine({ prints: new DatabasePrintStore(db), requireScope: true, ...(thresholds ? { thresholds } : {}) });
       await engine.ready();
       return engine;
     })().catch((err: unknown) => {

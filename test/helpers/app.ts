@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { AccountsService, type CreateOrganizationInput, type CreatedOrganization } from '../../src/accounts/service.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { LivenessThresholds } from '../../src/identities/liveness/settings.js';
+import { livenessEngineFor } from '../../src/sessions/liveness.js';
 import { setWebhookEndpoint } from '../../src/webhooks/endpoints.js';
 import { openTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
 
@@ -37,6 +39,8 @@ export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'u
    * of the events their flows queue set one (NOWHERE_WEBHOOK_URL when nothing is sent).
    */
   webhookUrl?: string;
+  /** The liveness engine's thresholds where a test needs others than the defaults (the app's own engine otherwise). */
+  livenessThresholds?: Partial<LivenessThresholds>;
 }
 
 /** A webhook URL nothing answers at (the discard port): for tests that read queued bodies without running a worker. */
@@ -58,6 +62,7 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
     liveRegistry: options.liveRegistry,
     upstreams: options.upstreams,
     idempotency: options.idempotency,
+    ...(options.livenessThresholds ? { livenessEngine: livenessEngineFor(database.db, options.livenessThresholds) } : {}),
   });
   await app.ready();
   const accounts = new AccountsService(database.db);

@@ -4,6 +4,7 @@ import { TEST_IDENTITY_KEYS } from '../../src/identities/registry/test-identitie
 import { reasonText } from '../../web/verify/src/words.js';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
 import {
+  BROWSER_LIVENESS_LIMITS,
   cameraVideo,
   consentAndId,
   createSession,
@@ -41,7 +42,7 @@ function browserWith(video: string | null): Promise<Browser> {
 }
 
 beforeAll(async () => {
-  web = await buildWebContext();
+  web = await buildWebContext({ livenessThresholds: BROWSER_LIVENESS_LIMITS });
   site = await customerSite(web.baseUrl);
   await importLivePerson(web);
 }, 120_000);

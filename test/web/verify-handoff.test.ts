@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
 import { TEST_IDENTITY_KEYS } from '../../src/identities/registry/test-identities.js';
-import { cameraVideo, consentAndId, createSession, customerSite, importLivePerson, launchWithCamera, LIVE_PERSON, phoneContext, takeSelfie, type CustomerSite } from './verify-helpers.js';
+import { BROWSER_LIVENESS_LIMITS, cameraVideo, consentAndId, createSession, customerSite, importLivePerson, launchWithCamera, LIVE_PERSON, phoneContext, takeSelfie, type CustomerSite } from './verify-helpers.js';
 
 /**
  * When the camera cannot be opened, in Chromium on a real server: a browser without a camera (a
@@ -18,7 +18,7 @@ let site: CustomerSite;
 const browsers: Browser[] = [];
 
 beforeAll(async () => {
-  web = await buildWebContext();
+  web = await buildWebContext({ livenessThresholds: BROWSER_LIVENESS_LIMITS });
   site = await customerSite(web.baseUrl);
   await importLivePerson(web);
   browsers.push(
