@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { buildServer } from '../scripts/build-server.js';
 
@@ -16,6 +18,9 @@ import { buildServer } from '../scripts/build-server.js';
  * - migrates one embedded database and keeps it twice: as a data folder that each CLI test's
  *   throwaway environment copies, and as a dump each in-memory test database loads. PGlite's
  *   initdb costs seconds; a copy costs milliseconds.
+ * - with DATABASE_URL, migrates one database on that server, which each test file's database is
+ *   created from (`create database ... template`): a copy took 0.4 s on a slow two-core machine,
+ *   migrating an empty database 1 to 3 s, once per file.
  *
  * The build lives under .test-build/ (ignored by git) beside package.json, so it resolves the
  * project's node_modules and web/dist as dist/ does. It is removed when the run ends.
@@ -29,6 +34,8 @@ declare module 'vitest' {
     pgliteTemplateDir: string;
     /** The same database as a PGlite dump (`dumpDataDir`) for in-memory databases. */
     pgliteTemplateDump: string;
+    /** With DATABASE_URL: a migrated database on that server to create test databases from. */
+    postgresTemplate: string | null;
   }
 }
 
@@ -50,10 +57,31 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dumpFile = path.join(out, 'template.tar');
   await fs.writeFile(dumpFile, Buffer.from(await dump.arrayBuffer()));
 
+  const serverUrl = process.env.DATABASE_URL;
+  const postgresTemplate = serverUrl ? `vouch_template_${randomBytes(6).toString('hex')}` : null;
+  if (serverUrl && postgresTemplate) {
+    await adminQuery(serverUrl, `create database ${postgresTemplate}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${postgresTemplate}`;
+    await promisify(execFile)(process.execPath, [path.join(out, 'main.js'), 'migrate', '--json'], { cwd: ROOT, env: { ...env, DATABASE_URL: url.toString() } });
+  }
+
   project.provide('vouchBuild', out);
   project.provide('pgliteTemplateDir', templateDir);
   project.provide('pgliteTemplateDump', dumpFile);
+  project.provide('postgresTemplate', postgresTemplate);
   return async () => {
+    if (serverUrl && postgresTemplate) await adminQuery(serverUrl, `drop database if exists ${postgresTemplate} with (force)`);
     await fs.rm(out, { recursive: true, force: true });
   };
+}
+
+async function adminQuery(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
 }

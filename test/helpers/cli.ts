@@ -75,10 +75,10 @@ export interface ThrowawayEnv {
 
 /**
  * An environment nobody else uses: a temp VOUCH_DATA_DIR for the embedded database, and with
- * DATABASE_URL set, a fresh `vouch_test_<random>` database on that server (test files run in
+ * DATABASE_URL set, a new `vouch_test_<random>` database on that server (test files run in
  * parallel). Variables of the test runner's own environment that would change the CLI's
- * behaviour are reset. The embedded database starts migrated (a copy of the run's template,
- * which saves PGlite's initdb on the first command) unless `fresh` asks for an empty folder.
+ * behaviour are reset. The database starts migrated (a copy of the run's template: PGlite's
+ * initdb and the migrations are saved on the first command) unless `fresh` asks for an empty one.
  */
 export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-cli-'));
@@ -93,7 +93,7 @@ export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv
   if (!serverUrl) return { env, cleanup: removeDir };
 
   const name = `vouch_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(serverUrl, `create database ${name}`);
+  await adminQuery(serverUrl, fresh ? `create database ${name}` : `create database ${name} template ${inject('postgresTemplate')}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   env.DATABASE_URL = url.toString();
