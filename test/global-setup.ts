@@ -5,9 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { buildServer } from '../scripts/build-server.js';
+import { adminQuery } from './helpers/postgres-admin.js';
 
 /**
  * Once per `vitest run`, before any test file:
@@ -74,14 +74,4 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (serverUrl && postgresTemplate) await adminQuery(serverUrl, `drop database if exists ${postgresTemplate} with (force)`);
     await fs.rm(out, { recursive: true, force: true });
   };
-}
-
-async function adminQuery(serverUrl: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }

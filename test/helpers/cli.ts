@@ -4,9 +4,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { expect, inject } from 'vitest';
 import { TEST_ENCRYPTION_KEY } from './database.js';
+import { adminQuery } from './postgres-admin.js';
 
 /** The repository root: the CLI runs there, as `npx vouch` would from a checkout. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,16 +104,6 @@ export async function throwawayEnv({ fresh = false } = {}): Promise<ThrowawayEnv
       await removeDir();
     },
   };
-}
-
-async function adminQuery(serverUrl: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 export interface Banner {

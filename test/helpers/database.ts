@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import type { DB } from '../../src/platform/db/schema.js';
+import { adminQuery } from './postgres-admin.js';
 
 /**
  * The key-encryption key of every test database (VOUCH_ENCRYPTION_KEY of test apps, see
@@ -37,11 +37,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) return openEmbedded();
   const name = `vouch_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
   // From the run's migrated template (test/global-setup.ts): the migrations below find nothing to do.
-  await admin.query(`create database ${name} template ${inject('postgresTemplate')}`);
-  await admin.end();
+  await adminQuery(serverUrl, `create database ${name} template ${inject('postgresTemplate')}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const database = await openDatabase({ url: url.toString(), poolSize: 30 });
@@ -52,10 +49,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     cleanup: async () => {
       await database.close();
-      const dropper = new pg.Client({ connectionString: serverUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists ${name} with (force)`);
-      await dropper.end();
+      await adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
     },
   } as TestDatabase;
 }
