@@ -19,8 +19,8 @@ import { adminQuery } from './helpers/postgres-admin.js';
  *   throwaway environment copies, and as a dump each in-memory test database loads. PGlite's
  *   initdb costs seconds; a copy costs milliseconds.
  * - with DATABASE_URL, migrates one database on that server, which each test file's database is
- *   created from (`create database ... template`): a copy took 0.4 s on a slow two-core machine,
- *   migrating an empty database 1 to 3 s, once per file.
+ *   created from (`create database ... template`): on a slow two-core machine a copy took 0.1 s,
+ *   migrating an empty database 0.6 s, once per file (docs/benchmarks.md, twentieth session).
  *
  * The build lives under .test-build/ (ignored by git) beside package.json, so it resolves the
  * project's node_modules and web/dist as dist/ does. It is removed when the run ends.
