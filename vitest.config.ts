@@ -7,8 +7,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Compiles the CLI once and migrates a template database (see the file).
     globalSetup: ['test/global-setup.ts'],
-    // A hang guard, not a speed test: on a slow two-core CI machine (a 3 × 10⁸-addition loop in
-    // 3.1-3.7 s) tests without a limit of their own took up to 15 s, half of the 30 s this was.
+    // A hang guard, not a speed test: on a slow two-core CI machine, tests without a limit of their
+    // own took up to 15 s, half of the 30 s this was (docs/benchmarks.md, twentieth session).
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // expect.poll waits 1 s by default: a page that reloads and fetches took longer on a slow
