@@ -227,14 +227,15 @@ describe('rate limits', () => {
   it.runIf(onPostgres)('claims on a connection of their own: a pool busy with the requests\' queries does not hold them up', async () => {
     const busy = await openDatabase({ url: t.database.url!, poolSize: 1 });
     const errors: Error[] = [];
-    const store = new PostgresRateLimitStore(busy.ownConnection(), (err) => errors.push(err), { waitLimitMs: 1_000 });
+    const store = new PostgresRateLimitStore(busy.ownConnection(), (err) => errors.push(err), { waitLimitMs: 3_000 });
     try {
-      // The pooled connection is taken for 1.5 s, and another query queues behind it.
-      const sleepers = Array.from({ length: 2 }, () => sql`select pg_sleep(1.5)`.execute(busy.db));
+      // The pooled connection is taken for 2 s, and another query of 2 s queues behind it: a claim
+      // in that queue would wait 4 s, and be given up after 3.
+      const sleepers = Array.from({ length: 2 }, () => sql`select pg_sleep(2)`.execute(busy.db));
       await expect.poll(() => busy.connections().waiting).toBe(1);
       const started = Date.now();
       expect(await incr(store, 'test:own', 5)).toEqual({ err: null, current: 1 });
-      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Date.now() - started).toBeLessThan(2_000);
       await Promise.all(sleepers);
       expect(errors).toEqual([]);
     } finally {
