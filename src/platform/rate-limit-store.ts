@@ -99,7 +99,6 @@ export class PostgresRateLimitStore {
   private scheduled = false;
   /** When the statement in flight was sent. */
   private sentAt: number | undefined;
-  private checkingStall = false;
   private failingUntil = 0;
   private lastPurge = 0;
   /** Statements sent to the database (claims and refused counts together): for tests and benchmarks. */
@@ -311,7 +310,6 @@ export class PostgresRateLimitStore {
 
   /** Every request waiting for quota is let through, and none waits for a claim for a second. */
   private giveUpStalled(): void {
-    this.checkingStall = false;
     const now = this.options.now();
     if (!this.stalled(now) || this.waiting.size === 0) return;
     this.failingUntil = now + RETRY_AFTER_ERROR_MS;
@@ -331,11 +329,8 @@ export class PostgresRateLimitStore {
     const now = this.options.now();
     // Timers run before the loop reads its sockets: a process too busy to come back for longer than
     // the wait limit may have the answer unread. The statement is given up only after the loop has
-    // looked (setImmediate runs after the poll phase).
-    if (!this.checkingStall && this.stalled(now)) {
-      this.checkingStall = true;
-      setImmediate(() => this.giveUpStalled());
-    }
+    // looked (setImmediate runs after the poll phase, before the next timer).
+    if (this.stalled(now)) setImmediate(() => this.giveUpStalled());
     if (this.unsent.size > 0 && !this.inFlight) this.inFlight = this.send().finally(() => this.sent());
     for (const [id, bucket] of this.buckets) {
       // Kept for one more window: its rate sizes the next window's first claim.
