@@ -1,5 +1,6 @@
 import pg from 'pg';
 import path from 'node:path';
+import { probeCommits } from '../lib/commit-probe.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, summaryCells, type LoadRequest, type LoadSummary } from '../lib/load.js';
@@ -205,6 +206,12 @@ export const lists: Section = {
         for (let pass = 1; pass <= context.rounds; pass++) {
           for (const depth of pass % 2 === 1 ? (['first', 'deep'] as const) : (['deep', 'first'] as const)) await measure('logged', depth, 'paced', pass);
         }
+        // Last, beside no server's load: what the log's commit costs the machine, without the server.
+        const commits = await probeCommits(databaseUrl, { rate: PACED_RATE, seconds: context.load.duration });
+        for (const [kind, label] of [['read', 'select 1'], ['commit', 'one-row insert, committed']] as const) {
+          const probe = commits[kind];
+          rows.push(['PostgreSQL alone', label, `${PACED_RATE}/s, 4 conn.`, '', probe.p50, probe.p99, probe.count, '', '']);
+        }
         const result = Object.fromEntries([...runs].map(([key, summaries]) => [key, aggregate(summaries)])) as Record<RunKey, ReturnType<typeof aggregate>>;
         const failed = Object.values(result).flatMap((summary) => summary.failures);
         if (failed.length > 0) throw new BenchError(`responses other than 2xx under load: ${failed.join('; ')}`);
@@ -231,7 +238,7 @@ export const lists: Section = {
             atMost(`page 1 p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('first'), TARGET_P99_FACTOR),
             atMost(`offset ${DEEP_OFFSET} p99 at ${PACED_RATE} req/s, Vouch ÷ baseline`, p99Factor('deep'), TARGET_P99_FACTOR),
           ],
-          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, deepAgainstBaseline, p99Factor: { first: p99Factor('first'), deep: p99Factor('deep') }, p99AgainstLogged: { first: p99Factor('first', 'logged'), deep: p99Factor('deep', 'logged') }, runs: result },
+          result: { ...context.load, pacedRate: PACED_RATE, rounds: context.rounds, rows: ROWS, seedSeconds, ratio, againstBaseline, deepAgainstBaseline, p99Factor: { first: p99Factor('first'), deep: p99Factor('deep') }, p99AgainstLogged: { first: p99Factor('first', 'logged'), deep: p99Factor('deep', 'logged') }, commitProbe: commits, runs: result },
         };
       } finally {
         await Promise.all([servers.vouch.stop(), servers.baseline.stop()]);
