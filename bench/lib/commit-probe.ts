@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { round } from './report.js';
+import { quantile, round } from './report.js';
 
 /** Round trips of one statement, in milliseconds. */
 export interface StatementLatency {
@@ -15,7 +15,7 @@ export interface CommitProbe {
   commit: StatementLatency;
 }
 
-const PROBE_CONNECTIONS = 4;
+export const PROBE_CONNECTIONS = 4;
 
 /**
  * What a durable commit costs on this machine's PostgreSQL beside a round trip that writes nothing,
@@ -56,6 +56,6 @@ export async function probeCommits(databaseUrl: string, options: { rate: number;
 
 function summarise(latencies: number[]): StatementLatency {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (fraction: number) => round(sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0, 2);
+  const at = (fraction: number) => round(quantile(sorted, fraction), 2);
   return { count: sorted.length, p50: at(0.5), p99: at(0.99) };
 }

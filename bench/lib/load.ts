@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { cpuSeconds, machineBusySeconds } from './cpu.js';
 import { BenchError } from './errors.js';
 import type { DriverMessage, ParentMessage } from './paced-driver.js';
-import { round } from './report.js';
+import { quantile, round } from './report.js';
 
 export interface LoadSettings {
   connections: number;
@@ -159,7 +159,7 @@ export async function paced(request: LoadRequest, settings: LoadSettings & { rat
     const { latencies, statusCodes, errors } = await next('done');
     const after = snapshot(serverPid, driver.pid);
     latencies.sort((a, b) => a - b);
-    const at = (fraction: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))]! * 10) / 10;
+    const at = (fraction: number) => Math.round(quantile(latencies, fraction) * 10) / 10;
     const non2xx = Object.entries(statusCodes).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
     return {
       requests: latencies.length,

@@ -29,6 +29,14 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/**
+ * The value at `fraction` (0 to 1) of values sorted ascending: the element at ⌊fraction × n⌋, the
+ * last for 1; 0 when there are none. The paced runs' percentiles and the commit probe's.
+ */
+export function quantile(sorted: readonly number[], fraction: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0;
+}
+
 export function round(value: number, places = 2): number {
   return Number(value.toFixed(places));
 }

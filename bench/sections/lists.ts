@@ -1,6 +1,6 @@
 import pg from 'pg';
 import path from 'node:path';
-import { probeCommits } from '../lib/commit-probe.js';
+import { PROBE_CONNECTIONS, probeCommits } from '../lib/commit-probe.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { failures, load, paced, summaryCells, type LoadRequest, type LoadSummary } from '../lib/load.js';
@@ -210,7 +210,7 @@ export const lists: Section = {
         const commits = await probeCommits(databaseUrl, { rate: PACED_RATE, seconds: context.load.duration });
         for (const [kind, label] of [['read', 'select 1'], ['commit', 'one-row insert, committed']] as const) {
           const probe = commits[kind];
-          rows.push(['PostgreSQL alone', label, `${PACED_RATE}/s, 4 conn.`, '', probe.p50, probe.p99, probe.count, '', '']);
+          rows.push(['PostgreSQL alone', label, `${PACED_RATE}/s, ${PROBE_CONNECTIONS} conn.`, '', probe.p50, probe.p99, probe.count, '', '']);
         }
         const result = Object.fromEntries([...runs].map(([key, summaries]) => [key, aggregate(summaries)])) as Record<RunKey, ReturnType<typeof aggregate>>;
         const failed = Object.values(result).flatMap((summary) => summary.failures);
