@@ -15,6 +15,7 @@
  */
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { quantile } from './lib/report.js';
 
 const answerDelayMs = Number(process.env.ANSWER_DELAY_MS ?? 0);
 let verifier: Webhook | undefined;
@@ -22,10 +23,6 @@ let seen = new Set<string>();
 let latencies: number[] = [];
 let stats = { received: 0, duplicates: 0, badSignatures: 0, firstAt: 0, lastAt: 0 };
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 function readBody(request: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -64,7 +61,7 @@ const server = http.createServer(async (request, response) => {
     response.writeHead(204).end();
   } else if (request.url === '/_stats') {
     const sorted = [...latencies].sort((a, b) => a - b);
-    const latency = { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0 };
+    const latency = { p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), p99: quantile(sorted, 0.99), max: sorted.at(-1) ?? 0 };
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...stats, unique: seen.size, latency }));
   } else if (request.url === '/ready') {
     response.writeHead(200).end('ok');

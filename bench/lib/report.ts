@@ -30,11 +30,12 @@ export function median(values: number[]): number {
 }
 
 /**
- * The value at `fraction` (0 to 1) of values sorted ascending: the element at ⌊fraction × n⌋, the
- * last for 1; 0 when there are none. The paced runs' percentiles and the commit probe's.
+ * The value at `fraction` (0 to 1) of values sorted ascending, by nearest rank: the smallest value
+ * that at least `fraction` of them do not exceed (the element at ⌈fraction × n⌉ − 1; the first for
+ * 0); 0 when there are none. Every percentile the benchmarks report.
  */
 export function quantile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0;
 }
 
 export function round(value: number, places = 2): number {

@@ -11,7 +11,7 @@ import { cpuSeconds } from '../lib/cpu.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env, type RunningServer } from '../lib/processes.js';
-import { median, round } from '../lib/report.js';
+import { median, quantile, round } from '../lib/report.js';
 import { atMost, type BenchContext, type Section } from '../lib/section.js';
 
 const ACCURACY_SCRIPT = 'bench/biometrics-accuracy.ts';
@@ -81,8 +81,7 @@ export async function matchOnce(server: RunningServer, prepared: Prepared): Prom
 }
 
 function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return quantile([...values].sort((a, b) => a - b), p / 100);
 }
 
 /** `clients` loops sending back to back for `seconds`: throughput, latency and the server's CPU per match. */

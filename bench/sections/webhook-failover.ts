@@ -8,7 +8,7 @@ import { deferCleanup } from '../lib/cleanup.js';
 import { withThrowawayDatabase } from '../lib/database.js';
 import { BenchError } from '../lib/errors.js';
 import { lastJsonLine, runCommand, startServer, type Env } from '../lib/processes.js';
-import { round } from '../lib/report.js';
+import { quantile, round } from '../lib/report.js';
 import { atMost, type Section } from '../lib/section.js';
 import { stats, steady, startWorkerProcess, waitForReceived } from './webhooks.js';
 
@@ -30,7 +30,7 @@ interface Delays {
 
 function percentiles(values: number[]): Delays {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+  const at = (p: number) => quantile(sorted, p / 100);
   return { p50: at(50), p99: at(99), max: sorted.at(-1) ?? 0 };
 }
 
