@@ -2,8 +2,7 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder, type Transaction } fr
 import { Type } from 'typebox';
 import { accessLogOfPage, type PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
-import { protectionOf } from './crypto/fields.js';
-import { prepareStatement, rowsBeforeCommit, unseen } from './db/prepared.js';
+import { prepareStatement, unseen } from './db/prepared.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -116,18 +115,6 @@ async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonl
   return rows;
 }
 
-/**
- * `runCompiled` for a statement that writes a page's access-log row: the page is decrypted while
- * PostgreSQL waits for the commit's write to disk (`rowsBeforeCommit`), and handed back only once
- * the commit is done, so a page is still never shown before its access is logged. Half a
- * millisecond or more of decryption that used to follow the commit now overlaps it
- * (docs/benchmarks.md, twenty-second session).
- */
-function runLogged<R>(db: Kysely<DB>, shape: string, parameters: readonly unknown[], prepared: boolean, build: () => { compile(db: Kysely<DB>): CompiledQuery }): Promise<R[]> {
-  const protection = protectionOf(db);
-  return rowsBeforeCommit((rows) => protection.openEarly(rows), () => runCompiled<R>(db, shape, parameters, prepared, build));
-}
-
 function selectedColumns(source: AnyTable) {
   return source.columns ? sql.join(source.columns.map((column) => sql.ref(`page_table.${column}`))) : sql`page_table.*`;
 }
@@ -157,7 +144,7 @@ type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number
 async function singlePage<Row>(db: Kysely<DB>, shape: string, source: AnyTable, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
   const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
   if (viewer) parameters.push(scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip);
-  const rows = await (viewer ? runLogged : runCompiled)<PageRow<Row>>(db, viewer ? `${shape}|logged one` : shape, parameters, source.columns !== undefined, () => sql`
+  const rows = await runCompiled<PageRow<Row>>(db, viewer ? `${shape}|logged one` : shape, parameters, source.columns !== undefined, () => sql`
     with counter as (
       select value from sequences where org_id = ${unseen(scope.orgId, 'uuid')} and mode = ${unseen(scope.mode, 'text')} and kind = ${unseen(source.kind, 'text')}
     ), page as (
@@ -246,7 +233,7 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
     source.kind,
   ];
   const [orgIds, modes, offsets, limits, actorKinds, actorIds, channels, actions, resources, ips, kind] = parameters;
-  const rows = await runLogged<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, source.columns !== undefined, () => sql`
+  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, source.columns !== undefined, () => sql`
     with request as (
       select * from unnest(
         ${unseen(orgIds, 'uuid[]')}, ${unseen(modes, 'text[]')}, ${unseen(offsets, 'bigint[]')}, ${unseen(limits, 'int[]')}, ${unseen(actorKinds, 'text[]')},

@@ -110,8 +110,6 @@ function nameOf(node: OperationNode | undefined): string | undefined {
  */
 export class FieldProtection implements KyselyPlugin {
   keyring: Keyring | undefined;
-  /** Results being opened ahead of their query's end (`openEarly`), by their rows. */
-  private readonly opening = new WeakMap<object, Promise<void>>();
 
   private ring(): Keyring {
     if (!this.keyring) throw new NoKeyringError();
@@ -197,34 +195,11 @@ export class FieldProtection implements KyselyPlugin {
   }
 
   async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const early = this.opening.get(result.rows);
-    if (early) {
-      this.opening.delete(result.rows);
-      await early;
-      return result;
-    }
-    await this.open(result.rows);
-    return result;
-  }
-
-  /**
-   * Starts opening a statement's rows as soon as PostgreSQL has sent them, while it still waits
-   * for the statement's commit (src/platform/db/prepared.ts, `rowsBeforeCommit`); the query's
-   * `transformResult`, once the commit is done, waits for this instead of opening them again. Its
-   * failure is the query's, raised there; a query that fails first never shows the rows.
-   */
-  openEarly(rows: UnknownRow[]): void {
-    const opening = this.open(rows);
-    opening.catch(() => undefined);
-    this.opening.set(rows, opening);
-  }
-
-  /** Decrypts the personal columns of `rows` in place. */
-  private async open(rows: UnknownRow[]): Promise<void> {
-    if (rows.length === 0) return;
+    const rows = result.rows;
+    if (rows.length === 0) return result;
     // Every row of a result has the same columns: the ones that may hold personal data are found once.
     const names = Object.keys(rows[0]!).filter((name) => DECRYPTED_NAMES.has(name));
-    if (names.length === 0) return;
+    if (names.length === 0) return result;
     // The values are opened together (on the decryption thread when there are many: a list page).
     const places: { row: UnknownRow; name: string }[] = [];
     const values: string[] = [];
@@ -240,12 +215,13 @@ export class FieldProtection implements KyselyPlugin {
         }
       }
     }
-    if (values.length === 0) return;
+    if (values.length === 0) return result;
     const plain = await this.ring().decryptJsonMany(values);
     for (let i = 0; i < places.length; i++) {
       const { row, name } = places[i]!;
       row[name] = plain[i];
     }
+    return result;
   }
 }
 

@@ -1,7 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 
 /**
  * Statements run as named prepared statements on PostgreSQL: parsed once per connection, and
@@ -56,74 +55,16 @@ export async function runPrepared<R>(db: Kysely<any>, text: string, values: read
 
 type Query = (...args: unknown[]) => unknown;
 
-/** What `rowsBeforeCommit` hands the next registered statement run in its call. */
-interface RowsWanted {
-  onRows: ((rows: Record<string, unknown>[]) => void) | undefined;
-}
-
-const rowsWanted = new AsyncLocalStorage<RowsWanted>();
-
-/**
- * Runs `work`, whose first registered statement (on PostgreSQL, with prepared statements on) hands
- * its rows to `onRows` as soon as the statement has run, before its transaction commits: the
- * caller can work on them (decrypt a page) while PostgreSQL waits for the commit's write to disk.
- * `work`'s own result still comes once the commit is done, or fails if it fails, so nothing may
- * leave the process from `onRows`. Elsewhere (PGlite, a statement not registered) `onRows` is not
- * called and `work` runs as it would.
- */
-export function rowsBeforeCommit<T>(onRows: (rows: Record<string, unknown>[]) => void, work: () => Promise<T>): Promise<T> {
-  return rowsWanted.run({ onRows }, work);
-}
-
-/**
- * A named statement that asks PostgreSQL for its rows before the commit: after Execute, a Flush
- * makes the server send what the statement produced, then the Sync ends the implicit transaction
- * (the commit, and its wait for the disk) and brings ReadyForQuery, where `pg` settles the query.
- * Without the Flush, the server sends the last rows with ReadyForQuery, after the commit.
- */
-class RowsBeforeCommit extends pg.Query {
-  private onRows: ((rows: Record<string, unknown>[]) => void) | undefined;
-
-  constructor(config: pg.QueryConfig, callback: (error: Error | undefined, result: unknown) => void, onRows: (rows: Record<string, unknown>[]) => void) {
-    super(config, callback);
-    this.onRows = onRows;
-  }
-
-  // `pg`'s Query (8.x) sends Execute then Sync from `_getRows`, and records a command's rows in `_result`.
-  _getRows(connection: { execute(config: unknown): void; flush(): void; sync(): void }, rows: number | undefined): void {
-    if (rows) throw new Error('rowsBeforeCommit: a statement read in portions is not supported');
-    connection.execute({ portal: (this as unknown as { portal: string }).portal, rows });
-    connection.flush();
-    connection.sync();
-  }
-
-  handleCommandComplete(message: unknown, connection: unknown): void {
-    (pg.Query.prototype as unknown as { handleCommandComplete(message: unknown, connection: unknown): void }).handleCommandComplete.call(this, message, connection);
-    const onRows = this.onRows;
-    this.onRows = undefined;
-    onRows?.((this as unknown as { _result: { rows: Record<string, unknown>[] } })._result.rows);
-  }
-}
-
 /**
  * Makes a pool connection send registered texts as named statements (`pool.on('connect', ...)`).
  * Kysely calls `query(text, values)`; every other form (a config object, a cursor) goes as it came.
- * Inside `rowsBeforeCommit`, the first registered statement also hands its rows over early.
  */
 export function nameStatements(client: pg.PoolClient): void {
   const query = client.query as unknown as Query;
   const named: Query = function (this: unknown, ...args: unknown[]) {
     const [text, values] = args;
     const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) ? names.get(text) : undefined;
-    if (!name) return query.apply(this, args);
-    const wanted = rowsWanted.getStore();
-    const onRows = wanted?.onRows;
-    if (!onRows) return query.call(this, { name, text, values });
-    wanted.onRows = undefined;
-    return new Promise((resolve, reject) => {
-      const settle = (error: Error | undefined, result: unknown) => (error ? reject(error) : resolve(result));
-      query.call(this, new RowsBeforeCommit({ name, text: text as string, values: values as unknown[] }, settle, onRows));
-    });
+    return name ? query.call(this, { name, text, values }) : query.apply(this, args);
   };
   client.query = named as unknown as typeof client.query;
 }
