@@ -23,7 +23,6 @@ let seen = new Set<string>();
 let latencies: number[] = [];
 let stats = { received: 0, duplicates: 0, badSignatures: 0, firstAt: 0, lastAt: 0 };
 
-
 function readBody(request: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
