@@ -82,11 +82,9 @@ describe('the web SDK on the demo page', () => {
     await close();
   }, SDK_TIMEOUT);
 
-  // Alone this takes about a second. In full CI runs on a loaded machine it has hung until the time
-  // limit in a browser step with no limit of its own (on 2026-11-28 its first try did, in both
-  // suites, each costing the 90 s limit then in force); a hang is cut short after 30 s and tried
-  // again (in a fresh browser context, with a fresh session), never passed over.
-  it('says when the window is closed early, when the secret is not one, and when the session is unknown', { timeout: 30_000, retry: 2 }, async () => {
+  // Alone this takes about a second. It used to hang now and then until its time limit (in CI runs
+  // since 2026-11-28, and one run in six on an idle machine): at its last step, see there.
+  it('says when the window is closed early, when the secret is not one, and when the session is unknown', { timeout: 30_000 }, async () => {
     const org = await web.org({ name: 'Demo Bank Two' });
     const session = await createSession(web, org.testSecret);
     const { page, close } = await demoPage({ desktop: true });
@@ -112,8 +110,12 @@ describe('the web SDK on the demo page', () => {
     await page.frameLocator('iframe[title="Verify your identity"]').getByRole('heading', { name: 'This link is not valid' }).waitFor();
     await expect.poll(() => events(page)).toHaveLength(3);
     expect((await events(page))[2]).toMatch(/^Error: NOT_FOUND /);
-    await page.keyboard.press('Escape');
+    // The key goes down inside Vouch's frame, which asks the page to close the window, and is let up
+    // once the window is gone: Playwright's press() sent the key up to the frame as it was being
+    // removed, and the frame's process never acknowledged it. That hung about one run in six.
+    await page.keyboard.down('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await page.keyboard.up('Escape');
     await close();
   });
 });
