@@ -17,6 +17,7 @@ import { FaceEngine, type Face } from '../src/identities/biometrics/face-engine.
 import { decodeForDetection } from '../src/identities/biometrics/image.js';
 import { faceCrop, samplePath, samplePortraitBase64, type Box, type SampleFace, type SampleNumber } from '../src/identities/biometrics/samples.js';
 import { distanceToScore, faceDistance, MATCH_THRESHOLD } from '../src/identities/biometrics/score.js';
+import { quantile } from './lib/report.js';
 
 interface Variant {
   name: string;
@@ -149,8 +150,8 @@ async function main(): Promise<void> {
     failedToAcquireDetail: failedToAcquire.map((probe) => `person ${probe.person} ${probe.variant}${probe.face ? ' (another face)' : ' (no face)'}`),
     genuinePairs: genuine.length,
     impostorPairs: impostor.length,
-    genuineDistance: { max: sorted(genuine).at(-1), p95: sorted(genuine)[Math.floor(genuine.length * 0.95)] },
-    impostorDistance: { min: sorted(impostor)[0], p1: sorted(impostor)[Math.floor(impostor.length * 0.01)] },
+    genuineDistance: { max: sorted(genuine).at(-1), p95: quantile(sorted(genuine), 0.95) },
+    impostorDistance: { min: sorted(impostor)[0], p1: quantile(sorted(impostor), 0.01) },
     atThreshold: rates(MATCH_THRESHOLD),
     sweep: THRESHOLD_SWEEP.map(rates),
   };

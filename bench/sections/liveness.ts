@@ -12,7 +12,7 @@ import {
   warpedPhotoAttacks,
 } from '../../test/liveness/attacks.js';
 import { allChallengeOrders, loopCapture, naturalAttempts } from '../../test/liveness/genuine.js';
-import { median, round } from '../lib/report.js';
+import { median, quantile, round } from '../lib/report.js';
 import { atLeast, atMost, type Section } from '../lib/section.js';
 
 /** Targets: every attack of the set refused, the genuine captures let through, 1.5 s of CPU per decision. */
@@ -106,7 +106,7 @@ export const liveness: Section = {
       const rate = (target: Tally) => (target.attempts === 0 ? 0 : round(target.right / target.attempts, 3));
       const allCpu = [...Object.values(genuine), ...attacks.values()].flatMap((target) => target.cpuMs);
       const sortedCpu = [...allCpu].sort((a, b) => a - b);
-      const p95Cpu = sortedCpu[Math.floor(sortedCpu.length * 0.95)] ?? 0;
+      const p95Cpu = quantile(sortedCpu, 0.95);
       const genuineCpu = median([...genuine.natural.cpuMs, ...genuine.loop.cpuMs]);
       const reasons = (target: Tally) => Object.entries(target.reasons).map(([reason, n]) => `${reason} ${n}`).join(', ') || '-';
       const rows: (string | number)[][] = [
