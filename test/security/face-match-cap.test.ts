@@ -10,6 +10,7 @@ import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
 import type { PhotoMatching } from '../../src/identities/biometrics/score.js';
 import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
+import { FACE_MATCH_WAIT_MS } from '../../src/sessions/attempts.js';
 import { testConfig } from '../helpers/app.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { loopCapture } from '../liveness/genuine.js';
@@ -55,13 +56,19 @@ class HeldMatcher extends FaceMatcher {
   }
 }
 
-/** The app's face-match places, counting the times a session's match asked to wait for one. */
+/**
+ * The app's face-match places, counting the times a session's match asked to wait for one and
+ * how long it asked to wait. `waitCapMs` shortens the wait itself, for a test that waits it out.
+ */
 class WatchedCapacity extends FaceMatchCapacity {
   waits = 0;
+  askedMs: number[] = [];
+  waitCapMs = Infinity;
 
   override waitForPlace(orgId: string, waitMs: number): Promise<() => void> {
     this.waits += 1;
-    return super.waitForPlace(orgId, waitMs);
+    this.askedMs.push(waitMs);
+    return super.waitForPlace(orgId, Math.min(waitMs, this.waitCapMs));
   }
 
   async untilWaits(waits: number): Promise<void> {
@@ -236,14 +243,19 @@ describe('face match caps: per organization (429) and per process (503)', () => 
   it('hands the attempt back (503, Retry-After, frames not kept, no attempt spent) when no place comes free in time', { timeout: 180_000 }, async () => {
     const a = await org();
     const session = await sessionAtLiveness(a);
-    // Both of a's places stay taken for longer than a session's match waits.
+    // Both of a's places stay taken for longer than a session's match waits. The match asks to
+    // wait FACE_MATCH_WAIT_MS; the test cuts the wait itself to 1 s rather than sit through 10.
     const places = [capacityHolder(a.id), capacityHolder(a.id)];
+    capacity.waitCapMs = 1_000;
+    const asked = capacity.askedMs.length;
     try {
       const answer = await sendFrames(session, 100, 83);
       expect(answer.status, answer.text).toBe(503);
       expect(answer.json()).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE' });
       expect(answer.headers.get('retry-after')).toBe('5');
+      expect(capacity.askedMs.slice(asked)).toEqual([FACE_MATCH_WAIT_MS]);
     } finally {
+      capacity.waitCapMs = Infinity;
       for (const release of places) release();
     }
     expect(await database.db.selectFrom('session_frames').select('position').where('attempt_id', '=', session.attemptId).execute()).toEqual([]);
