@@ -76,6 +76,8 @@ describe('verification sessions: the end-user API (real sockets)', () => {
       expectStyleA(await http.post(api(unknown[0]!, '/consent'), undefined, { accepted: true }), 404, 'NOT_FOUND_ERROR');
       // A path the end-user API does not have is its own 404, never the web app's page.
       expectStyleA(await http.get(api(token, '/nowhere/at/all')), 404, 'NOT_FOUND_ERROR');
+      // Nor is its prefix without a token the page of a session whose token would be "api".
+      for (const prefix of ['/verify/api', '/verify/api/']) expectStyleA(await http.get(prefix), 404, 'NOT_FOUND_ERROR');
       expectStyleA(await http.get('/v/abc/def'), 404, 'NOT_FOUND_ERROR');
     });
 

@@ -130,6 +130,8 @@ export async function hostedFlowRoutes(app: FastifyInstance, { db, store, imageO
     reply.status(404).type('application/json; charset=utf-8').send({ status: 'error', message: 'Not found', code: 'NOT_FOUND_ERROR' });
   // Exact files get routes below; any other path under these prefixes is a 404, never the web app.
   app.get('/verify/assets/*', { schema: { hide: true } }, notFound);
+  // The end-user API's prefix without a token is not a page whose token is "api".
+  app.get('/verify/api', { schema: { hide: true } }, notFound);
   app.get('/sdk/*', { schema: { hide: true } }, notFound);
   if (!shell) return;
 
