@@ -61,12 +61,15 @@ class HeldMatcher extends FaceMatcher {
  * how long it asked to wait. `waitCapMs` shortens the wait itself, for a test that waits it out.
  */
 class WatchedCapacity extends FaceMatchCapacity {
-  waits = 0;
+  /** The wait each call asked for, in order. */
   askedMs: number[] = [];
   waitCapMs = Infinity;
 
+  get waits(): number {
+    return this.askedMs.length;
+  }
+
   override waitForPlace(orgId: string, waitMs: number): Promise<() => void> {
-    this.waits += 1;
     this.askedMs.push(waitMs);
     return super.waitForPlace(orgId, Math.min(waitMs, this.waitCapMs));
   }
@@ -247,7 +250,7 @@ describe('face match caps: per organization (429) and per process (503)', () => 
     // wait FACE_MATCH_WAIT_MS; the test cuts the wait itself to 1 s rather than sit through 10.
     const places = [capacityHolder(a.id), capacityHolder(a.id)];
     capacity.waitCapMs = 1_000;
-    const asked = capacity.askedMs.length;
+    const asked = capacity.waits;
     try {
       const answer = await sendFrames(session, 100, 83);
       expect(answer.status, answer.text).toBe(503);
