@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import { accessLogOfPage, type PageViewer } from '../access-log/service.js';
 import { Batches } from './batches.js';
 import { prepareStatement, unseen } from './db/prepared.js';
-import { committed, rowsBeforeCommit } from './db/rows-before-commit.js';
 import type { DB, Mode } from './db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -99,17 +98,9 @@ function shapeOf(db: Kysely<DB>, source: AnyTable): string {
  * Runs a statement compiled once per shape: `build` makes it (values in `parameters` order, which
  * is checked on first use, since later calls send their values by position). A `prepared` one is
  * also planned once per connection on PostgreSQL (src/platform/db/prepared.ts): only a statement
- * that names its columns, whose result a migration adding a column cannot change. A `logged` one
- * writes access-log rows: on PostgreSQL its rows come before its commit and are decrypted while
- * the database commits (src/platform/db/rows-before-commit.ts); they are returned only once it has.
+ * that names its columns, whose result a migration adding a column cannot change.
  */
-async function runCompiled<R>(
-  db: Kysely<DB>,
-  shape: string,
-  parameters: readonly unknown[],
-  how: { prepared: boolean; logged: boolean },
-  build: () => { compile(db: Kysely<DB>): CompiledQuery },
-): Promise<R[]> {
+async function runCompiled<R>(db: Kysely<DB>, shape: string, parameters: readonly unknown[], prepared: boolean, build: () => { compile(db: Kysely<DB>): CompiledQuery }): Promise<R[]> {
   let text = compiledStatements.get(shape);
   if (text === undefined) {
     const compiled = build().compile(db);
@@ -118,11 +109,9 @@ async function runCompiled<R>(
     }
     text = compiled.sql;
     compiledStatements.set(shape, text);
-    if (how.prepared) prepareStatement(text);
-    if (how.logged) rowsBeforeCommit(text);
+    if (prepared) prepareStatement(text);
   }
   const { rows } = await db.executeQuery<R>(CompiledQuery.raw(text, [...parameters]));
-  if (how.logged) await committed(rows);
   return rows;
 }
 
@@ -155,7 +144,7 @@ type PageRow<Row> = Row & { page_total: number | string | null; page_seq: number
 async function singlePage<Row>(db: Kysely<DB>, shape: string, source: AnyTable, scope: Scope, page: Page, viewer?: PageViewer): Promise<{ rows: Row[]; total: number }> {
   const parameters: unknown[] = [scope.orgId, scope.mode, source.kind, scope.orgId, scope.mode, page.offset + page.limit, page.offset, page.limit];
   if (viewer) parameters.push(scope.orgId, scope.mode, viewer.actorKind, viewer.actorId, viewer.channel, viewer.action, viewer.resource, viewer.ip);
-  const rows = await runCompiled<PageRow<Row>>(db, viewer ? `${shape}|logged one` : shape, parameters, { prepared: source.columns !== undefined, logged: viewer !== undefined }, () => sql`
+  const rows = await runCompiled<PageRow<Row>>(db, viewer ? `${shape}|logged one` : shape, parameters, source.columns !== undefined, () => sql`
     with counter as (
       select value from sequences where org_id = ${unseen(scope.orgId, 'uuid')} and mode = ${unseen(scope.mode, 'text')} and kind = ${unseen(source.kind, 'text')}
     ), page as (
@@ -244,7 +233,7 @@ async function readAndLogPages(db: Kysely<DB>, shape: string, pages: readonly Lo
     source.kind,
   ];
   const [orgIds, modes, offsets, limits, actorKinds, actorIds, channels, actions, resources, ips, kind] = parameters;
-  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, { prepared: source.columns !== undefined, logged: true }, () => sql`
+  const rows = await runCompiled<PageRow<Record<string, unknown>> & { page_for: number }>(db, `${shape}|logged`, parameters, source.columns !== undefined, () => sql`
     with request as (
       select * from unnest(
         ${unseen(orgIds, 'uuid[]')}, ${unseen(modes, 'text[]')}, ${unseen(offsets, 'bigint[]')}, ${unseen(limits, 'int[]')}, ${unseen(actorKinds, 'text[]')},

@@ -1,9 +1,8 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PageViewer } from '../../src/access-log/service.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase } from '../../src/platform/db/database.js';
-import { committed, rowsBeforeCommit } from '../../src/platform/db/rows-before-commit.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { pageBySequence, type Page, type Scope, type SequencedTable } from '../../src/platform/pagination.js';
 import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
@@ -177,61 +176,6 @@ describe('logged pages read together', () => {
     const after = await t.app.inject({ method: 'GET', url: '/v1/verifications/addresses', headers: bearer(org.testSecret) });
     expect(after.statusCode).toBe(200);
     expect(after.json().data.map((record: { reference: string }) => record.reference)).toEqual(['refused-at-commit']);
-  });
-
-  it.runIf(process.env.DATABASE_URL)('on PostgreSQL, decrypts a page while its access-log row commits, and gives it only once that commit is done', async () => {
-    const [a] = orgs as [{ id: string; ids: number[] }];
-    // The log row's commit takes 0.4 s: a deferred trigger sleeps when its transaction commits.
-    await sql`create function test_slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(0.4); return null; end $$`.execute(t.database.db);
-    await sql`create constraint trigger test_slow_commit after insert on personal_data_access deferrable initially deferred for each row execute function test_slow_commit()`.execute(t.database.db);
-    try {
-      // After the field protection: when it sees a result, the personal columns are open.
-      const opened: { at: number; batch: boolean; applicant: unknown }[] = [];
-      const db = t.database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async ({ result }) => {
-          const row = result.rows[0];
-          if (row && 'applicant' in row) opened.push({ at: performance.now(), batch: 'page_for' in row, applicant: row.applicant });
-          return result;
-        },
-      });
-      const scope: Scope = { orgId: a.id, mode: 'test' };
-      // Six pages at once: four statements of one page each (four in flight), then the last two in
-      // one batch statement (src/platform/pagination.ts).
-      const actor = `slow-commit-${Date.now()}`;
-      const pages = Array.from({ length: 6 }, (_, i) => pageBySequence(db, ADDRESSES, scope, { limit: 20, offset: 0 }, viewer(`${actor}-${i}`)).then((listed) => ({ listed, at: performance.now() })));
-      const answered = await Promise.all(pages);
-      expect(opened.map((seen) => seen.batch)).toEqual([false, false, false, false, true]);
-      for (const { applicant } of opened) expect(applicant).toMatchObject({ firstname: 'Ngozi' });
-      // Each page is given over 0.3 s after its statement's rows were opened: they were decrypted
-      // before the commit, and the page waited for it.
-      const singlesOpened = Math.max(...opened.slice(0, 4).map((seen) => seen.at));
-      answered.forEach(({ listed, at }, i) => {
-        expect(listed.rows.map((row) => Number(row.id))).toEqual([...a.ids].reverse());
-        expect(at - (i < 4 ? singlesOpened : opened[4]!.at), `page ${i}`).toBeGreaterThan(300);
-      });
-      // And each page's log row is there, committed, when the page is given.
-      for (let i = 0; i < 6; i++) expect(await logOf(t.database.db, `${actor}-${i}`)).toHaveLength(5);
-    } finally {
-      await sql`drop trigger test_slow_commit on personal_data_access`.execute(t.database.db);
-      await sql`drop function test_slow_commit()`.execute(t.database.db);
-    }
-  });
-
-  it.runIf(process.env.DATABASE_URL)('on PostgreSQL, gives rows before a commit that then fails, and that commit rejects, even when nobody waits for it yet', async () => {
-    const [a] = orgs as [{ id: string; ids: number[] }];
-    const text = `insert into personal_data_access (org_id, mode, actor_kind, actor_id, channel, action, resource, resource_ids, ip)
-      values ($1, 'test', 'api', $2, 'api', 'list', 'address', array['1'], '198.51.100.7') returning actor_id`;
-    rowsBeforeCommit(text);
-    const actor = `early-refused-${Date.now()}`;
-    await withLogFailingAtCommit(t.database.db, async () => {
-      const { rows } = await t.database.db.executeQuery<{ actor_id: string }>(CompiledQuery.raw(text, [a.id, actor]));
-      expect(rows).toEqual([{ actor_id: actor }]);
-      // The commit fails meanwhile; with no handler yet, that must not be an unhandled rejection (vitest fails the run on one).
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await expect(committed(rows)).rejects.toThrow(/refused this row at commit/);
-    });
-    expect(await logOf(t.database.db, actor)).toEqual([]);
   });
 
   it.runIf(process.env.DATABASE_URL)('plans a page statement once per connection on PostgreSQL: it runs as a named prepared statement', async () => {

@@ -68,7 +68,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    pool.on('connect', (client) => nameStatements(client, options.preparedStatements !== false));
+    if (options.preparedStatements !== false) pool.on('connect', nameStatements);
     const protection = new FieldProtection();
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [protection] });
     await sql`select 1`.execute(db);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type pg from 'pg';
-import { givesRowsBeforeCommit, queryRowsBeforeCommit } from './rows-before-commit.js';
 
 /**
  * Statements run as named prepared statements on PostgreSQL: parsed once per connection, and
@@ -57,19 +56,15 @@ export async function runPrepared<R>(db: Kysely<any>, text: string, values: read
 type Query = (...args: unknown[]) => unknown;
 
 /**
- * Makes a pool connection send registered texts as named statements (`pool.on('connect', ...)`;
- * not when `named` is false), and the texts registered with `rowsBeforeCommit` as queries that give
- * their rows before their commit (src/platform/db/rows-before-commit.ts). Kysely calls
- * `query(text, values)`; every other form (a config object, a cursor) goes as it came.
+ * Makes a pool connection send registered texts as named statements (`pool.on('connect', ...)`).
+ * Kysely calls `query(text, values)`; every other form (a config object, a cursor) goes as it came.
  */
-export function nameStatements(client: pg.PoolClient, named = true): void {
+export function nameStatements(client: pg.PoolClient): void {
   const query = client.query as unknown as Query;
-  const route: Query = function (this: unknown, ...args: unknown[]) {
+  const named: Query = function (this: unknown, ...args: unknown[]) {
     const [text, values] = args;
-    if (typeof text !== 'string' || args.length !== 2 || !Array.isArray(values)) return query.apply(this, args);
-    const name = named ? names.get(text) : undefined;
-    if (givesRowsBeforeCommit(text)) return queryRowsBeforeCommit(client, name ? { name, text, values } : { text, values });
+    const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) ? names.get(text) : undefined;
     return name ? query.call(this, { name, text, values }) : query.apply(this, args);
   };
-  client.query = route as unknown as typeof client.query;
+  client.query = named as unknown as typeof client.query;
 }
