@@ -73,7 +73,10 @@ export interface SequencedTable<Row> {
  * row naming its records, by the statement that reads the page: the page and its log row commit
  * together, before the answer, in one round trip. Logged pages of one shape that are asked for at the same time are
  * read and logged by one statement (`loggedPagesOf`): lists are the most frequent reads, and under
- * load a statement and a commit per list was what they cost the database most.
+ * load a statement and a commit per list was what they cost the database most. The page is
+ * decrypted once the commit is done: asking PostgreSQL for the rows before it (a Flush before the
+ * Sync) and decrypting them during the commit was tried twice, and the paced p99 went either way
+ * for more CPU per list (docs/benchmarks.md, twenty-second and twenty-fourth sessions).
  *
  * The statement's text depends only on its shape (table, columns), so it is compiled once per
  * shape and each call sends only its parameters: building and compiling the query was a
