@@ -12,7 +12,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import type { DB } from '../src/platform/db/schema.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,6 +30,32 @@ const EXTERNAL = [
   'nodemailer',
 ];
 
+/**
+ * pg chooses its socket when it loads (pg/lib/stream.js): to tell Cloudflare Workers from Node it
+ * builds a fetch `Response`, and on Node 20 that loads undici, 0.1-0.2 s of every `vouch`
+ * command's start on a slow machine, for a server that never fetches at start (docs/benchmarks.md,
+ * twenty-fourth session). Vouch runs on Node only: the bundle gets pg's Node branch, the same two
+ * functions. The build stops if pg's file no longer has the shape this replaces.
+ */
+const pgOnNode: Plugin = {
+  name: 'pg-on-node',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const original = await fs.readFile(args.path, 'utf8');
+      if (!original.includes('function getNodejsStreamFuncs()') || !original.includes('const { getStream, getSecureStream } = getStreamFuncs()')) {
+        return { errors: [{ text: `${args.path} changed: check that replacing it with pg's Node socket functions still holds (scripts/build-server.ts)` }] };
+      }
+      return {
+        loader: 'js',
+        contents: `module.exports = {
+  getStream() { const net = require('net'); return new net.Socket(); },
+  getSecureStream(options) { const tls = require('tls'); return tls.connect(options); },
+};`,
+      };
+    });
+  },
+};
+
 /** Builds into `outdir` (emptied first): OUTDIR/main.js is the CLI, OUTDIR/migrations its SQL, and the embedded database's template. */
 export async function buildServer(outdir: string): Promise<void> {
   await fs.rm(outdir, { recursive: true, force: true });
@@ -45,6 +71,7 @@ export async function buildServer(outdir: string): Promise<void> {
     // Node 20.10+ reads `import ... with { type: 'json' }`; esbuild's node20 table predates that.
     supported: { 'import-attributes': true },
     external: EXTERNAL,
+    plugins: [pgOnNode],
     // Bundled CommonJS dependencies call require(); ESM output has none of its own.
     banner: { js: "import { createRequire as __vouchCreateRequire } from 'node:module'; const require = __vouchCreateRequire(import.meta.url);" },
     // Chunks beside main.js: migrate.ts finds its SQL in ./migrations next to whichever holds it.

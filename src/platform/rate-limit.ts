@@ -1,7 +1,6 @@
 import { once } from 'node:events';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Database } from './db/database.js';
 import { ApiError } from './errors.js';
@@ -70,7 +69,13 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
   let store: (new () => PostgresRateLimitStore) | undefined;
   let redis: Redis | undefined;
   if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    // Loaded here, not at the top: every `vouch` command loaded ioredis (0.45 MB of source) at its
+    // start, for the server alone (docs/benchmarks.md, twenty-fourth session).
+    const ioredis = await import('ioredis');
+    // Node gives the package's named export; the bundle (scripts/build-server.ts) only its
+    // module.exports as the default export: the Redis class, which also carries itself as `Redis`.
+    const RedisClient = ioredis.Redis ?? ioredis.default.Redis;
+    redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'rate-limit store (Redis) unreachable'));
     app.addHook('onClose', async () => {
       redis!.disconnect();
@@ -89,6 +94,8 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
       }
     } as unknown as new () => PostgresRateLimitStore;
   }
+  // Likewise: only the server registers rate limits.
+  const { default: rateLimit } = await import('@fastify/rate-limit');
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,

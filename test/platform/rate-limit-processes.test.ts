@@ -63,6 +63,20 @@ describe('rate limits across processes', () => {
   const lookup = (server: RunningServer, secret: string) =>
     fetch(`${server.banner.url}${SANDBOX_BVN}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: SANDBOX_APPLICANT });
 
+  it('starts with REDIS_URL naming a Redis that is not there: it warns and serves, letting requests through', { timeout: SLOW }, async () => {
+    // Port 9 (discard): nothing listens. The built server loads its Redis client only when
+    // REDIS_URL is set (src/platform/rate-limit.ts), so this is the one test of that load on every machine.
+    const server = await startServer({ ...env, REDIS_URL: 'redis://127.0.0.1:9/0' });
+    try {
+      const refused = await fetch(`${server.banner.url}/api/me`);
+      expect(refused.status).toBe(401);
+      const { stdout, stderr } = server.output();
+      expect(stdout + stderr).toContain('rate-limit store (Redis) unreachable');
+    } finally {
+      await server.stop();
+    }
+  });
+
   it.runIf(onPostgres)('two processes on PostgreSQL admit at most the limit + 1 per process in a window, in a burst and paced', { timeout: 90_000 }, async () => {
     servers.push(...(await Promise.all([startServer(env), startServer(env)])));
     const [first, second] = servers as [RunningServer, RunningServer];

@@ -1,4 +1,5 @@
-import sharp, { type OutputInfo } from 'sharp';
+import type { OutputInfo } from 'sharp';
+import { loadSharp } from '../../platform/sharp.js';
 
 /** The spec's limit on a biometrics image, for uploads, base64 bodies and fetched URLs alike. */
 export const MAX_IMAGE_BYTES = 1024 * 1024;
@@ -39,6 +40,7 @@ export function sniffImageFormat(bytes: Uint8Array): ImageFormat | undefined {
 export async function decodeForDetection(bytes: Uint8Array): Promise<DecodedImage> {
   if (bytes.length === 0) throw new ImageError('is empty');
   if (!sniffImageFormat(bytes)) throw new ImageError('must be a JPEG, PNG or WebP image');
+  const sharp = await loadSharp();
   let output: { data: Buffer; info: OutputInfo };
   try {
     output = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS })

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from '../../platform/sharp.js';
 import { sniffImageFormat } from '../biometrics/image.js';
 import type { RgbFrame } from './analyzer.js';
 
@@ -35,6 +35,7 @@ export interface DecodedFrame {
  */
 export async function decodeFrame(bytes: Buffer, maxWidth: number): Promise<DecodedFrame | undefined> {
   if (bytes.length === 0 || !sniffImageFormat(bytes)) return undefined;
+  const sharp = await loadSharp();
   try {
     const { data, info } = await sharp(bytes, { limitInputPixels: MAX_FRAME_PIXELS })
       .rotate()
@@ -53,6 +54,7 @@ export async function decodeFrame(bytes: Buffer, maxWidth: number): Promise<Deco
 
 async function shrink(rgb: RgbFrame, width: number): Promise<RgbFrame> {
   if (rgb.width <= width) return { pixels: new Uint8Array(rgb.pixels), width: rgb.width, height: rgb.height };
+  const sharp = await loadSharp();
   const { data, info } = await sharp(rgb.pixels, { raw: { width: rgb.width, height: rgb.height, channels: 3 } })
     .resize(width)
     .raw()
@@ -63,6 +65,7 @@ async function shrink(rgb: RgbFrame, width: number): Promise<RgbFrame> {
 /** The print of decoded RGB pixels (see FramePrint). */
 export async function printOf(rgb: RgbFrame): Promise<FramePrint> {
   const raw = { raw: { width: rgb.width, height: rgb.height, channels: 3 as const } };
+  const sharp = await loadSharp();
   const grey = (width: number, height: number) => sharp(rgb.pixels, raw).greyscale().resize(width, height, { fit: 'fill', kernel: 'cubic' }).raw().toBuffer();
   const [small, large] = await Promise.all([grey(9, 8), grey(65, 48)]);
   return { coarse: differenceBits(small, 9, 8).readBigUInt64BE(0), fine: differenceBits(large, 65, 48) };

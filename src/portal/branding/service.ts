@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import { sniffImage } from '../../files/service.js';
 import type { FileStore } from '../../files/store.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { loadSharp } from '../../platform/sharp.js';
 import { Problems } from '../../respondents/fields.js';
 import { embeddableOrigin } from '../../sessions/hosted/embedding.js';
 import { MAX_REDIRECT_URL } from '../../sessions/input.js';
@@ -217,6 +218,7 @@ export async function reencodeLogo(bytes: Buffer): Promise<ReencodedLogo> {
     const svg = text.startsWith('<svg') || (text.startsWith('<?xml') && text.includes('<svg')) || text.includes('<svg');
     throw new ApiError('VALIDATION_ERROR', svg ? 'image must be a PNG, JPEG or WebP file: SVG is refused because it can carry scripts; export the logo as PNG' : 'image must be a PNG, JPEG or WebP file');
   }
+  const sharp = await loadSharp();
   let pipeline: Sharp;
   let width: number;
   let height: number;
