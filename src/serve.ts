@@ -8,6 +8,7 @@ import { sealLegacyInBackground } from './platform/crypto/seal.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { tuneHeapForServing } from './platform/heap.js';
+import { loadSharp } from './platform/sharp.js';
 import { StopSignals } from './platform/shutdown.js';
 import { startWorker } from './worker.js';
 
@@ -36,6 +37,9 @@ export async function serve(): Promise<void> {
     await database.close();
     throw asCliError(err);
   });
+  // sharp is loaded on first use (src/platform/sharp.ts), so that commands start without it; the
+  // server loads it now, so an install without its native library fails here, not at a request.
+  await loadSharp();
   const demo = config.demo ? await seedDemo(database.db) : undefined;
   await stop.checkpoint();
   const app = await buildApp({ config, database, logStream: stop.logStream, idempotency: testPause() });
