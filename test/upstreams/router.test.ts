@@ -31,7 +31,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Config changes reach the running router on its next poll (100 ms here). */
 const settle = () => sleep(250);
 
-async function add(name: string, url: string, secret = upstream.liveSecret, timeoutMs = 1_000) {
+/**
+ * A source's time limit: 10 s unless a test is about timeouts and says less. With 1 s, "does not
+ * repeat a request that may have reached the registry" got a 404 in CI on a slow two-core machine
+ * (2026-11-30): what a secondary answering after its limit gives, the lookup falling through to
+ * the embedded registry, which does not hold the number.
+ */
+async function add(name: string, url: string, secret = upstream.liveSecret, timeoutMs = 10_000) {
   await addSource(front.database.db, KEY, { name, kind: 'verifyme', url, secret, timeoutMs });
 }
 
