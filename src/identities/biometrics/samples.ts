@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import sharp, { type Region } from 'sharp';
+import type { Region } from 'sharp';
+import { loadSharp } from '../../platform/sharp.js';
 
 /**
  * The face-api package ships six group photos (demo/sample1–6.jpg, 1920 px wide, 22 people, no
@@ -35,6 +36,7 @@ export function samplePath(sample: SampleNumber): string {
  * a little above the middle; clipped to the photo. `shiftX` moves it sideways by face widths.
  */
 export async function faceCrop(face: SampleFace, widthFaces: number, shiftX = 0): Promise<Region> {
+  const sharp = await loadSharp();
   const { width: imageWidth = 0, height: imageHeight = 0 } = await sharp(samplePath(face.sample)).metadata();
   const { box } = face;
   const width = Math.min(imageWidth, Math.round(box.width * widthFaces));
@@ -53,6 +55,7 @@ export async function faceCrop(face: SampleFace, widthFaces: number, shiftX = 0)
 /** A 160×200 JPEG of the face, as registries hold ID photos: base64, no data-URL prefix. */
 export async function samplePortraitBase64(face: SampleFace): Promise<string> {
   const region = await faceCrop(face, 1.8);
+  const sharp = await loadSharp();
   const jpeg = await sharp(samplePath(face.sample)).extract(region).resize(160, 200, { fit: 'cover' }).jpeg({ quality: 85 }).toBuffer();
   return jpeg.toString('base64');
 }

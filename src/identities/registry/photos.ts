@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from '../../platform/sharp.js';
 
 /**
  * Placeholder portraits that stand in for registry photos in the demo registry and the sandbox's
@@ -13,6 +13,7 @@ const WIDTH = 160;
 const HEIGHT = 200;
 
 export async function portraitJpegBase64(seed: string, initials: string): Promise<string> {
+  const sharp = await loadSharp();
   const jpeg = await sharp(Buffer.from(portraitSvg(seed, initials))).jpeg({ quality: 70 }).toBuffer();
   return jpeg.toString('base64');
 }

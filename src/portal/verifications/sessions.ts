@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import sharp from 'sharp';
 import type { Static } from 'typebox';
 import { maskIdentifier } from '../../identities/lookups.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { pageBySequence, type Page, type Scope } from '../../platform/pagination.js';
+import { loadSharp } from '../../platform/sharp.js';
 import { sessionWithSteps } from '../../sessions/portal-queries.js';
 import { subStatusOf } from '../../sessions/render.js';
 import { SESSION_SEQUENCE } from '../../sessions/repository.js';
@@ -230,6 +230,7 @@ export const BLUR_SOURCE_WIDTH = 16;
 
 /** A frame as the page shows it before anyone reveals it: shrunk to 16 pixels wide, then scaled up smooth. */
 export async function blurredFrame(jpeg: Buffer): Promise<Buffer> {
+  const sharp = await loadSharp();
   const tiny = await sharp(jpeg).rotate().resize({ width: BLUR_SOURCE_WIDTH }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return sharp(tiny.data, { raw: { width: tiny.info.width, height: tiny.info.height, channels: tiny.info.channels } })
     .resize({ width: 160, kernel: 'cubic' })
