@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
@@ -66,7 +67,7 @@ async function waitForRedis(redis: Redis, ms: number): Promise<void> {
  * on the embedded database (one process), in Redis when REDIS_URL is set, otherwise in PostgreSQL.
  */
 export async function registerRateLimits(app: FastifyInstance, database: Database, config: Pick<Config, 'redisUrl' | 'rateLimits'>): Promise<void> {
-  let store: (new () => PostgresRateLimitStore) | undefined;
+  let store: FastifyRateLimitStoreCtor | undefined;
   let redis: Redis | undefined;
   if (config.redisUrl) {
     // Loaded here, not at the top: every `vouch` command loaded ioredis (0.45 MB of source) at its
@@ -83,6 +84,18 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     // Commands are not queued while it connects (a store that is down must not hold requests), so
     // a process would let its first requests through uncounted: wait for it, a little.
     await waitForRedis(redis, REDIS_CONNECT_WAIT_MS);
+    // The plugin's own Redis store names each limit made with app.rateLimit() after a route it does
+    // not have: its keys read `vouch-rate-limit:undefinedundefined-ip:…`. Every limit here has a key
+    // of its own kind (secret:, ip:, verify:, …), so the store is the one store under one prefix, as
+    // the PostgreSQL store is: `vouch-rate-limit:ip:192.0.2.1`.
+    const { default: RedisStore } = await import('@fastify/rate-limit/store/RedisStore.js');
+    const shared = new RedisStore(false, false, redis, 'vouch-rate-limit:');
+    shared.child = () => shared;
+    store = class {
+      constructor() {
+        return shared;
+      }
+    } as unknown as FastifyRateLimitStoreCtor;
   } else if (database.kind === 'postgres') {
     // Claims go on a connection of their own: in the pool they would queue behind the queries of
     // the very requests waiting for them, and a burst on a busy machine would outlast the wait limit.
@@ -92,7 +105,7 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
       constructor() {
         return shared;
       }
-    } as unknown as new () => PostgresRateLimitStore;
+    } as unknown as FastifyRateLimitStoreCtor;
   }
   // Likewise: only the server registers rate limits.
   const { default: rateLimit } = await import('@fastify/rate-limit');
@@ -100,7 +113,6 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     global: false,
     enableDraftSpec: true,
     timeWindow: 60_000,
-    ...(redis ? { redis, nameSpace: 'vouch-rate-limit:' } : {}),
     ...(store ? { store } : {}),
     // A store that cannot be reached lets requests through rather than failing them all.
     skipOnError: true,

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import net from 'node:net';
+import { Redis } from 'ioredis';
 import { Kysely, PostgresAdapter, PostgresDialect, PostgresIntrospector, PostgresQueryCompiler, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -248,12 +249,21 @@ describe('rate limits', () => {
     const config = testConfig({ redisUrl: 'redis://127.0.0.1:6379', rateLimits: { perSecret: 4, perAddress: 100 } });
     const first = await buildApp({ config, database: t.database });
     const second = await buildApp({ config, database: t.database });
+    const client = new Redis('redis://127.0.0.1:6379');
     try {
       const org = await t.org();
       const call = (app: typeof first) => app.inject({ method: 'POST', url: LOOKUP, headers: bearer(org.testSecret), payload: {} });
       const codes = [(await call(first)).statusCode, (await call(second)).statusCode, (await call(first)).statusCode, (await call(second)).statusCode, (await call(first)).statusCode];
       expect(codes).toEqual([200, 200, 200, 200, 429]);
+      // One prefix and the limit's own key: the plugin's store would put its route, which a limit
+      // made with app.rateLimit() has not, in between (`vouch-rate-limit:undefinedundefined-secret:…`).
+      const refused = await first.inject({ method: 'POST', url: LOOKUP, headers: bearer('vk_test_refused'), payload: {} });
+      expect(refused.statusCode).toBe(401);
+      const keys = await client.keys('vouch-rate-limit:*');
+      expect(keys.filter((key) => key.includes(org.id))).toEqual([`vouch-rate-limit:secret:${org.id}:test`]);
+      expect(keys).toContain('vouch-rate-limit:refused:127.0.0.1');
     } finally {
+      client.disconnect();
       await first.close();
       await second.close();
     }
