@@ -53,7 +53,7 @@ export function buildCli(): Command {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      const database = await openConfiguredDatabase(config);
+      const database = await openConfiguredDatabase(config, { command: true });
       try {
         const applied = await migrate(database.db);
         print(!!opts.json, { applied }, applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');

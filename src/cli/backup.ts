@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../config.js';
 import { kekOf } from '../platform/crypto/keyring.js';
 import { openKeyring } from '../platform/crypto/open.js';
 import { openDatabase } from '../platform/db/database.js';
-import { lockDataDir } from '../platform/db/open.js';
+import { COMMAND_SHARED_BUFFERS, lockDataDir } from '../platform/db/open.js';
 import { loadEncryptionKey } from '../platform/encryption.js';
 import { asCliError, CliError, print } from './support.js';
 
@@ -54,7 +54,7 @@ export async function backupEmbedded(config: BackupConfig, target: string): Prom
   // Refuses while `vouch serve` (or any vouch) holds the folder: a copy of a live PGlite is not consistent.
   const unlock = lockDataDir(config.dataDir);
   try {
-    const database = await openDatabase({ dataDir: source });
+    const database = await openDatabase({ dataDir: source, sharedBuffers: COMMAND_SHARED_BUFFERS });
     let migrations: string[];
     let kekIds: string[];
     try {
@@ -131,7 +131,7 @@ export async function restoreEmbedded(config: BackupConfig, source: string): Pro
       fs.cpSync(path.join(source, 'pglite'), target, { recursive: true });
       if (manifest.files !== null && fs.existsSync(path.join(source, 'files'))) fs.cpSync(path.join(source, 'files'), store, { recursive: true });
       // The restored data keys unwrap under the key given: the data reads back.
-      const database = await openDatabase({ dataDir: target });
+      const database = await openDatabase({ dataDir: target, sharedBuffers: COMMAND_SHARED_BUFFERS });
       try {
         await openKeyring(database, config);
       } finally {

@@ -56,11 +56,12 @@ export function asCliError(err: unknown): unknown {
 /**
  * Opens and migrates the configured database, loads its keyring when a key is configured (a
  * command that then touches personal data without one fails with the line saying to set
- * VOUCH_ENCRYPTION_KEY), runs `work`, and always closes it.
+ * VOUCH_ENCRYPTION_KEY), runs `work`, and always closes it. The embedded database opens with a
+ * command's smaller buffer cache unless `wholeTables` says the command goes through whole tables.
  */
-export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>, { wholeTables = false } = {}): Promise<T> {
   const config = loadConfig();
-  const database = await openConfiguredDatabase(config);
+  const database = await openConfiguredDatabase(config, { command: !wholeTables });
   try {
     await migrate(database.db);
     await openKeyringIfConfigured(database, config);

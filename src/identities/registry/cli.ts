@@ -24,7 +24,7 @@ export function registerRegistryCommands(program: Command): void {
         const { errors: _errors, ...summary } = result;
         const human = `imported ${result.imported} (${result.new} new, ${result.updated} updated, ${result.unchanged} unchanged), rejected ${result.rejected}`;
         print(!!opts.json, summary, human);
-      });
+      }, { wholeTables: true });
     });
 }
 

@@ -48,7 +48,7 @@ export function registerKeyCommands(program: Command): void {
           ...(result.reencrypted ? [`re-encrypted ${Object.values(result.reencrypted.rows).reduce((a, b) => a + b, 0)} rows and ${result.reencrypted.files} files`] : []),
         ].join('\n');
         print(!!opts.json, result, human);
-      });
+      }, { wholeTables: !!opts.reencrypt });
     });
 }
 

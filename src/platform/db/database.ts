@@ -55,6 +55,12 @@ export interface DatabaseOptions {
   dataDir?: string;
   /** A PGlite data folder dumped earlier (`dumpDataDir`), to start from instead of an empty one. */
   loadDataDir?: Blob;
+  /**
+   * PGlite's buffer cache (`shared_buffers`, e.g. `'16MB'`); the data folder's own setting,
+   * PostgreSQL's 128 MB, when not given. Starting PGlite costs CPU in proportion to it: see
+   * COMMAND_SHARED_BUFFERS (src/platform/db/open.ts).
+   */
+  sharedBuffers?: string;
   poolSize?: number;
   /**
    * Send the registered statements (src/platform/db/prepared.ts) as named prepared statements;
@@ -91,7 +97,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const dataDir = options.dataDir ?? 'memory://';
   if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  const pglite = await PGlite.create(dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  const pglite = await PGlite.create(dataDir, {
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    ...(options.sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] } : {}),
+  });
   const dialect = new PGliteDialect(pglite);
   const protection = new FieldProtection();
   const db = new Kysely<DB>({ dialect, plugins: [protection] });

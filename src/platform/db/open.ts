@@ -56,8 +56,29 @@ export function lockDataDir(dir: string): () => void {
   throw new DatabaseUnavailableError(`could not lock the embedded database in ${dir}`);
 }
 
+/**
+ * The embedded database's buffer cache for a command that runs and exits. PGlite sets up its
+ * `shared_buffers` in WebAssembly memory at every start, and that costs CPU in proportion: 128 MB
+ * (PostgreSQL's default, which the server keeps) took about 1.4 s of CPU to open a data folder,
+ * 16 MB about 0.6 s (docs/benchmarks.md, twenty-fifth session). A command reads and writes a few
+ * pages; the files stay in the system's page cache anyway.
+ */
+export const COMMAND_SHARED_BUFFERS = '16MB';
+
+export interface OpenOptions {
+  /**
+   * Opened by a command that runs and exits (not the server or the worker): on the embedded
+   * database, a smaller buffer cache (COMMAND_SHARED_BUFFERS). Commands that go through whole
+   * tables (a registry import, a key rotation) keep the server's.
+   */
+  command?: boolean;
+}
+
 /** Opens the configured database: PostgreSQL with DATABASE_URL, else PGlite under the data folder. */
-export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databasePreparedStatements' | 'dataDir'>): Promise<Database> {
+export async function openConfiguredDatabase(
+  config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databasePreparedStatements' | 'dataDir'>,
+  { command = false }: OpenOptions = {},
+): Promise<Database> {
   if (config.databaseUrl) {
     try {
       return await openDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, preparedStatements: config.databasePreparedStatements });
@@ -69,7 +90,7 @@ export async function openConfiguredDatabase(config: Pick<Config, 'databaseUrl' 
   try {
     const dataDir = path.join(config.dataDir, 'pglite');
     const loadDataDir = fs.existsSync(dataDir) ? undefined : migratedTemplate();
-    const database = await openDatabase({ dataDir, ...(loadDataDir ? { loadDataDir } : {}) });
+    const database = await openDatabase({ dataDir, ...(loadDataDir ? { loadDataDir } : {}), ...(command ? { sharedBuffers: COMMAND_SHARED_BUFFERS } : {}) });
     return {
       ...database,
       close: async () => {
