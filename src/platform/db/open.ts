@@ -58,10 +58,11 @@ export function lockDataDir(dir: string): () => void {
 
 /**
  * The embedded database's buffer cache for a command that runs and exits. PGlite sets up its
- * `shared_buffers` in WebAssembly memory at every start, and that costs CPU in proportion: 128 MB
- * (PostgreSQL's default, which the server keeps) took about 1.4 s of CPU to open a data folder,
- * 16 MB about 0.6 s (docs/benchmarks.md, twenty-fifth session). A command reads and writes a few
- * pages; the files stay in the system's page cache anyway.
+ * `shared_buffers` in WebAssembly memory at every start, at a cost in CPU and memory in
+ * proportion: with 16 MB instead of 128 (PostgreSQL's default, which the server keeps), a
+ * `vouch org create` used about 0.6 s less CPU and 110 MB less memory (docs/benchmarks.md,
+ * twenty-fifth session). A command reads and writes a few pages; the files stay in the system's
+ * page cache anyway.
  */
 export const COMMAND_SHARED_BUFFERS = '16MB';
 
