@@ -1,10 +1,13 @@
 import os from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { DATABASE_FREE } from './test/database-free.js';
 import { SlowFirstSequencer } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // On PostgreSQL, not the files in which no database plays a part: the embedded suite ran them.
+    exclude: [...configDefaults.exclude, ...(process.env.DATABASE_URL ? DATABASE_FREE : [])],
     // Compiles the CLI once and migrates a template database (see the file).
     globalSetup: ['test/global-setup.ts'],
     // A hang guard, not a speed test: on a slow two-core CI machine, tests without a limit of their

@@ -1,0 +1,15 @@
+/**
+ * Test files in which no database plays a part: the liveness engine on its fixtures, the types
+ * generated from the OpenAPI document (made from an in-memory PGlite whatever DATABASE_URL says),
+ * the replay command's engine, the build's start-up. With DATABASE_URL set, vitest.config.ts
+ * leaves them out: the embedded suite ran them, and on PostgreSQL they would run the same code
+ * again (about 90 s of a two-core CI machine's PostgreSQL suite; docs/benchmarks.md, twenty-fifth
+ * session). test/database-free.test.ts fails if one of them comes to use a database.
+ */
+export const DATABASE_FREE: readonly string[] = [
+  'test/liveness/engine.test.ts',
+  'test/liveness/replay-cli.test.ts',
+  'test/web/openapi-types.test.ts',
+  'test/openapi/api-types.test.ts',
+  'test/cli-startup.test.ts',
+];
