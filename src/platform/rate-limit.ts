@@ -58,6 +58,15 @@ async function waitForRedis(redis: Redis, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The plugin makes its store with `new`: every limit here counts in the one store given. */
+function sharedStore(shared: object): FastifyRateLimitStoreCtor {
+  return class {
+    constructor() {
+      return shared;
+    }
+  } as unknown as FastifyRateLimitStoreCtor;
+}
+
 /**
  * Rate limits (docs/rate-limits.md) with @fastify/rate-limit: per secret on the API (after it has
  * authenticated; an organization may have its own limit, set by the operator), per client address
@@ -68,7 +77,6 @@ async function waitForRedis(redis: Redis, ms: number): Promise<void> {
  */
 export async function registerRateLimits(app: FastifyInstance, database: Database, config: Pick<Config, 'redisUrl' | 'rateLimits'>): Promise<void> {
   let store: FastifyRateLimitStoreCtor | undefined;
-  let redis: Redis | undefined;
   if (config.redisUrl) {
     // Loaded here, not at the top: every `vouch` command loaded ioredis (0.45 MB of source) at its
     // start, for the server alone (docs/benchmarks.md, twenty-fourth session).
@@ -76,10 +84,10 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     // Node gives the package's named export; the bundle (scripts/build-server.ts) only its
     // module.exports as the default export: the Redis class, which also carries itself as `Redis`.
     const RedisClient = ioredis.Redis ?? ioredis.default.Redis;
-    redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    const redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'rate-limit store (Redis) unreachable'));
     app.addHook('onClose', async () => {
-      redis!.disconnect();
+      redis.disconnect();
     });
     // Commands are not queued while it connects (a store that is down must not hold requests), so
     // a process would let its first requests through uncounted: wait for it, a little.
@@ -91,21 +99,13 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     const { default: RedisStore } = await import('@fastify/rate-limit/store/RedisStore.js');
     const shared = new RedisStore(false, false, redis, 'vouch-rate-limit:');
     shared.child = () => shared;
-    store = class {
-      constructor() {
-        return shared;
-      }
-    } as unknown as FastifyRateLimitStoreCtor;
+    store = sharedStore(shared);
   } else if (database.kind === 'postgres') {
     // Claims go on a connection of their own: in the pool they would queue behind the queries of
     // the very requests waiting for them, and a burst on a busy machine would outlast the wait limit.
     const shared = new PostgresRateLimitStore(database.ownConnection(), (err) => app.log.warn({ err: err.message }, 'rate-limit counters unreachable: requests without quota let through'));
     app.addHook('onClose', () => shared.close());
-    store = class {
-      constructor() {
-        return shared;
-      }
-    } as unknown as FastifyRateLimitStoreCtor;
+    store = sharedStore(shared);
   }
   // Likewise: only the server registers rate limits.
   const { default: rateLimit } = await import('@fastify/rate-limit');
