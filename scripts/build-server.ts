@@ -9,7 +9,9 @@
  *
  * Usage: tsx scripts/build-server.ts [OUTDIR]   (default: dist)
  */
+import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -56,6 +58,47 @@ const pgOnNode: Plugin = {
   },
 };
 
+/**
+ * `await import('pkg')` of a CommonJS package gives, under Node, a namespace with the package's
+ * named exports beside `default`; esbuild's chunk for it exports `default` alone. @fastify/cookie
+ * loads cookie that way (`cookieModule.parseCookie`), and since cookie is its CommonJS release
+ * (package.json `overrides`) every request with a cookie, and every sign-in, answered 500 in the
+ * built server while the tests, run from the sources, passed (test/serve.test.ts now signs in).
+ * Here a dependency's dynamic import of a CommonJS file goes through a module that exports what
+ * the file exports, by name, as Node does.
+ */
+const commonJsNamespaces: Plugin = {
+  name: 'commonjs-namespaces',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData === 'commonjs-namespaces') return undefined;
+      const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'commonjs-namespaces' });
+      if (resolved.errors.length > 0 || resolved.external || !isCommonJs(resolved.path)) return undefined;
+      return { path: resolved.path, namespace: 'commonjs-namespace' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'commonjs-namespace' }, (args) => {
+      const names = Object.keys(createRequire(args.path)(args.path) as object).filter((name) => name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name));
+      const file = JSON.stringify(args.path);
+      return {
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+        contents: [`const cjs = require(${file});`, 'export default cjs;', ...names.map((name) => `export const ${name} = cjs.${name};`)].join('\n'),
+      };
+    });
+  },
+};
+
+/** A file Node loads as CommonJS: `.cjs`, or `.js` in a package whose package.json does not say `"type": "module"`. */
+function isCommonJs(file: string): boolean {
+  if (file.endsWith('.cjs')) return true;
+  if (!file.endsWith('.js')) return false;
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: string }).type !== 'module';
+  }
+  return true;
+}
+
 /** Builds into `outdir` (emptied first): OUTDIR/main.js is the CLI, OUTDIR/migrations its SQL, and the embedded database's template. */
 export async function buildServer(outdir: string): Promise<void> {
   await fs.rm(outdir, { recursive: true, force: true });
@@ -71,7 +114,7 @@ export async function buildServer(outdir: string): Promise<void> {
     // Node 20.10+ reads `import ... with { type: 'json' }`; esbuild's node20 table predates that.
     supported: { 'import-attributes': true },
     external: EXTERNAL,
-    plugins: [pgOnNode],
+    plugins: [pgOnNode, commonJsNamespaces],
     // Bundled CommonJS dependencies call require(); ESM output has none of its own.
     banner: { js: "import { createRequire as __vouchCreateRequire } from 'node:module'; const require = __vouchCreateRequire(import.meta.url);" },
     // Chunks beside main.js: migrate.ts finds its SQL in ./migrations next to whichever holds it.

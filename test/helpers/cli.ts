@@ -111,7 +111,7 @@ export interface Banner {
   /** The API base URL the server printed. */
   url: string;
   /** Present only when this start seeded the demo organization. */
-  demo?: { orgId: string; testSecret: string; liveSecret: string };
+  demo?: { orgId: string; testSecret: string; liveSecret: string; portal: { email: string; password: string } };
 }
 
 export interface RunningServer {
@@ -183,7 +183,8 @@ function parseBanner(stdout: string): Banner | undefined {
   const testSecret = /export VOUCH_TEST_SECRET=(\S+)/.exec(text)?.[1];
   const liveSecret = /export VOUCH_LIVE_SECRET=(\S+)/.exec(text)?.[1];
   const orgId = /demo organization "[^"]*" \(([0-9a-f-]{36})\)/.exec(text)?.[1];
-  if (testSecret && liveSecret && orgId) return { text, url, demo: { orgId, testSecret, liveSecret } };
+  const portal = /Sign in to the portal as (\S+) with the password (\S+) /.exec(text);
+  if (testSecret && liveSecret && orgId && portal) return { text, url, demo: { orgId, testSecret, liveSecret, portal: { email: portal[1]!, password: portal[2]! } } };
   return { text, url };
 }
 
