@@ -54,6 +54,8 @@ export interface RunningServer {
   name: string;
   url: string;
   pid: number;
+  /** The last few kilobytes the server wrote to stdout and stderr, for an error message. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -105,7 +107,7 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
     await stop();
     throw err;
   }
-  return { name: spec.name, url, pid: child.pid!, stop };
+  return { name: spec.name, url, pid: child.pid!, output: () => output.trim(), stop };
 }
 
 /**

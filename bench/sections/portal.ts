@@ -156,7 +156,7 @@ export const portal: Section = {
             response.status === 200 &&
             (body.data?.length ?? 0) > 0 &&
             ('minTotal' in expected ? (body.total ?? 0) >= expected.minTotal : body.total === expected.total && body.totalCapped === expected.totalCapped);
-          if (!right) throw new BenchError(`${probe.name} answered ${response.status} with an unexpected page: ${JSON.stringify(body).slice(0, 300)}`);
+          if (!right) throw new BenchError(`${probe.name} answered ${response.status} with an unexpected page: ${JSON.stringify(body).slice(0, 300)}\nthe server's last output:\n${server.output()}`);
         }
 
         const runs = new Map<string, LoadSummary[]>();
