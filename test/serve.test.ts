@@ -17,6 +17,8 @@ describe('vouch serve over real sockets', () => {
   let env: CliEnv;
   let server: RunningServer | undefined;
   let demo: Demo;
+  /** The demo owner's portal session, once signed in. */
+  let portalCookie = '';
   let badPort: Promise<CliResult>;
   let firstDemoBvn: Promise<BvnRecord>;
 
@@ -92,11 +94,33 @@ describe('vouch serve over real sockets', () => {
     const cookie = signIn.headers.get('set-cookie')?.split(';')[0];
     expect(cookie).toMatch(/^\S+=\S{20,}$/);
 
+    portalCookie = cookie!;
     const sessions = await api('/api/account/sessions', { headers: { cookie: cookie! } });
     expect(sessions.status, await sessions.clone().text()).toBe(200);
     // A cookie that names no session is refused in the portal's style, not failed with a 500.
     const stranger = await api('/api/account/sessions', { headers: { cookie: `${cookie!.split('=')[0]}=not-a-session` } });
     expect(stranger.status).toBe(401);
+  });
+
+  it('answers every documented GET of the built server, signed in, without a 5xx or the web app\'s page under /v1 and /api', { timeout: SLOW }, async () => {
+    // The tests build their apps from the sources; this reads each route as the bundle runs it,
+    // so a module a route loads that the bundle broke shows here (the cookie 500 above did not).
+    const document = (await (await api('/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const values: Record<string, string> = { orgId: demo.orgId, mode: 'test', kind: 'address', type: 'bvn_basic', ref: '22345678901' };
+    const failures: string[] = [];
+    let read = 0;
+    for (const [template, operations] of Object.entries(document.paths)) {
+      if (!('get' in operations)) continue;
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? 'a1b2c3');
+      // A cookie always, so every route parses one, even where the sign-in above failed.
+      const res = await api(path, { headers: { authorization: `Bearer ${demo.testSecret}`, cookie: portalCookie || 'vouch_session=none' } });
+      read++;
+      const body = await res.text();
+      const page = /^\/(v1|api)\//.test(path) && /^\s*<!doctype/i.test(body);
+      if (res.status >= 500 || page) failures.push(`${res.status} GET ${path}: ${body.slice(0, 200)}`);
+    }
+    expect(read).toBeGreaterThan(60);
+    expect(failures).toEqual([]);
   });
 
   it('answers a sandbox lookup of the test BVN with the test secret', { timeout: SLOW }, async () => {
