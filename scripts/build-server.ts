@@ -64,8 +64,8 @@ const pgOnNode: Plugin = {
  * loads cookie that way (`cookieModule.parseCookie`), and since cookie is its CommonJS release
  * (package.json `overrides`) every request with a cookie, and every sign-in, answered 500 in the
  * built server while the tests, run from the sources, passed (test/serve.test.ts now signs in).
- * Here a dependency's dynamic import of a CommonJS file goes through a module that exports what
- * the file exports, by name, as Node does.
+ * Here every `import()` of a package's CommonJS file goes through a module that exports what the
+ * file exports, by name, as Node does (the names read by loading the file in the build).
  */
 const commonJsNamespaces: Plugin = {
   name: 'commonjs-namespaces',
