@@ -80,10 +80,8 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
   if (config.redisUrl) {
     // Loaded here, not at the top: every `vouch` command loaded ioredis (0.45 MB of source) at its
     // start, for the server alone (docs/benchmarks.md, twenty-fourth session).
-    const ioredis = await import('ioredis');
-    // Node gives the package's named export; the bundle (scripts/build-server.ts) only its
-    // module.exports as the default export: the Redis class, which also carries itself as `Redis`.
-    const RedisClient = ioredis.Redis ?? ioredis.default.Redis;
+    // The bundle gives this import ioredis's named exports as Node does (scripts/build-server.ts).
+    const { Redis: RedisClient } = await import('ioredis');
     const redis = new RedisClient(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     redis.on('error', (err: Error) => app.log.warn({ err: err.message }, 'rate-limit store (Redis) unreachable'));
     app.addHook('onClose', async () => {
