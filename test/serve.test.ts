@@ -3,6 +3,7 @@ import { DEMO_FUNDING } from '../src/demo.js';
 import { IDENTITY_BILLABLES } from '../src/identities/lookups.js';
 import type { BvnRecord } from '../src/identities/records.js';
 import { demoExamples, generateDemoRegistry } from '../src/identities/registry/demo.js';
+import { SESSION_COOKIE } from '../src/portal/sessions.js';
 import { cliJson, expectFailure, killServers, onPostgres, runCli, startServer, throwawayEnv, type CliEnv, type CliResult, type RunningServer, type ThrowawayEnv } from './helpers/cli.js';
 
 // Each case starts `vouch serve` (the build, see test/global-setup.ts) or a CLI command: seconds each.
@@ -92,13 +93,13 @@ describe('vouch serve over real sockets', () => {
     expect(signIn.status, await signIn.clone().text()).toBe(200);
     expect(await signIn.json()).toEqual({ totpRequired: false });
     const cookie = signIn.headers.get('set-cookie')?.split(';')[0];
-    expect(cookie).toMatch(/^\S+=\S{20,}$/);
+    expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE}=\\S{20,}$`));
 
     portalCookie = cookie!;
     const sessions = await api('/api/account/sessions', { headers: { cookie: cookie! } });
     expect(sessions.status, await sessions.clone().text()).toBe(200);
     // A cookie that names no session is refused in the portal's style, not failed with a 500.
-    const stranger = await api('/api/account/sessions', { headers: { cookie: `${cookie!.split('=')[0]}=not-a-session` } });
+    const stranger = await api('/api/account/sessions', { headers: { cookie: `${SESSION_COOKIE}=not-a-session` } });
     expect(stranger.status).toBe(401);
   });
 
@@ -113,7 +114,7 @@ describe('vouch serve over real sockets', () => {
       if (!('get' in operations)) continue;
       const path = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? 'a1b2c3');
       // A cookie always, so every route parses one, even where the sign-in above failed.
-      const res = await api(path, { headers: { authorization: `Bearer ${demo.testSecret}`, cookie: portalCookie || 'vouch_session=none' } });
+      const res = await api(path, { headers: { authorization: `Bearer ${demo.testSecret}`, cookie: portalCookie || `${SESSION_COOKIE}=none` } });
       read++;
       const body = await res.text();
       const page = /^\/(v1|api)\//.test(path) && /^\s*<!doctype/i.test(body);
