@@ -319,11 +319,11 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
         summary: 'Change your password; your other devices are signed out',
         security: sessionSecurity,
         body: Type.Object({ currentPassword: Password, newPassword: Password }),
-        response: { 200: Done, ...portalErrors(400, 401) },
+        response: { 200: Done, ...portalErrors(400, 401, 429) },
       },
     },
-    async (request) => {
-      await auth.changePassword(request.portal.person.id, request.portal.sessionId, request.body.currentPassword, request.body.newPassword);
+    async (request, reply) => {
+      await untilUnlocked(reply, auth.changePassword(request.portal.person.id, request.portal.sessionId, request.body.currentPassword, request.body.newPassword));
       return { ok: true as const };
     },
   );
@@ -357,12 +357,12 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
         description: 'The answer carries ten one-time recovery codes, shown this once.',
         security: sessionSecurity,
         body: Type.Object({ password: Password, code: Code }),
-        response: { 200: RecoveryCodes, ...portalErrors(400, 401, 409) },
+        response: { 200: RecoveryCodes, ...portalErrors(400, 401, 409, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { person, sessionId } = request.portal;
-      return { recoveryCodes: await auth.enableTotp(person.id, sessionId, request.body.password, request.body.code) };
+      return { recoveryCodes: await untilUnlocked(reply, auth.enableTotp(person.id, sessionId, request.body.password, request.body.code)) };
     },
   );
 
@@ -380,7 +380,7 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       },
     },
     async (request, reply) => {
-      return { recoveryCodes: await untilUnlocked(reply, auth.regenerateRecoveryCodes(request.portal.person.id, request.body.password, request.body.code)) };
+      return { recoveryCodes: await untilUnlocked(reply, auth.regenerateRecoveryCodes(request.portal.person.id, request.portal.sessionId, request.body.password, request.body.code)) };
     },
   );
 
@@ -398,7 +398,7 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
       },
     },
     async (request, reply) => {
-      await untilUnlocked(reply, auth.disableTotp(request.portal.person.id, request.body.password, request.body.code));
+      await untilUnlocked(reply, auth.disableTotp(request.portal.person.id, request.portal.sessionId, request.body.password, request.body.code));
       return { ok: true as const };
     },
   );

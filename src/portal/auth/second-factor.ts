@@ -31,15 +31,16 @@ const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 /** 429 for a sign-in that must wait; the route sends `retryAfter` (seconds) as Retry-After. */
 export class LockedError extends ApiError {
   readonly retryAfter: number;
-  constructor(until: Date, what: 'password' | 'code') {
+  constructor(until: Date, what: 'password' | 'code' | 'current password') {
     const seconds = secondsUntil(until);
     const minutes = Math.ceil(seconds / 60);
     const at = until.toISOString().slice(11, 16);
-    const message =
-      what === 'password'
-        ? `Too many wrong attempts: signing in to this account from your network is paused for ${minutes} more minute(s), until ${at} UTC. Try again then, or reset your password.`
-        : `Too many wrong codes: the two-factor step of this account is locked for ${minutes} more minute(s), until ${at} UTC. Then sign in again with your password and a code, or a recovery code.`;
-    super('RATE_LIMITED', message);
+    const messages = {
+      password: `Too many wrong attempts: signing in to this account from your network is paused for ${minutes} more minute(s), until ${at} UTC. Try again then, or reset your password.`,
+      code: `Too many wrong codes: the two-factor step of this account is locked for ${minutes} more minute(s), until ${at} UTC. Then sign in again with your password and a code, or a recovery code.`,
+      'current password': `Too many wrong passwords: changes that need your password are paused on every device for ${minutes} more minute(s), until ${at} UTC, and the device that entered the last one is signed out. Forgot it? Sign out and reset your password.`,
+    };
+    super('RATE_LIMITED', messages[what]);
     this.retryAfter = seconds;
   }
 }

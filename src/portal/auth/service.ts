@@ -23,6 +23,13 @@ export const PASSWORD_PER_CLIENT: CounterRule = { limit: 5, windowMs: 15 * 60 * 
  */
 export const PASSWORD_PER_EMAIL: CounterRule = { limit: 50, windowMs: 60 * 60 * 1000, blockMs: 60 * 60 * 1000 };
 export const KNOWN_ADDRESS_DAYS = 90;
+/**
+ * Wrong current passwords re-entered by a signed-in person (changing the password, turning
+ * two-factor on or off, new recovery codes): a stolen session must not be able to guess the
+ * password at leisure. The fifth in 15 minutes signs out the device that made it and pauses
+ * these changes for the person, on every device, for 15 minutes; signing in is not affected.
+ */
+export const CURRENT_PASSWORD_PER_PERSON: CounterRule = { limit: 5, windowMs: 15 * 60 * 1000, blockMs: 15 * 60 * 1000 };
 const VERIFY_EMAIL_TTL_MS = 24 * 60 * 60 * 1000;
 const RESET_TTL_MS = 60 * 60 * 1000;
 /** A sign-in that still owes its TOTP code stays valid this long. */
@@ -340,8 +347,8 @@ export class AuthService {
 
   /** A new password with the current one; other devices are signed out and reset links stop working. */
   async changePassword(personId: string, sessionId: string, current: string, next: string): Promise<void> {
-    const person = await this.db.selectFrom('people').select(['email', 'password_hash']).where('id', '=', personId).executeTakeFirstOrThrow();
-    if (!(await verifyPassword(person.password_hash, current))) throw new ApiError('VALIDATION_ERROR', 'currentPassword is not your current password');
+    const person = await this.db.selectFrom('people').select('email').where('id', '=', personId).executeTakeFirstOrThrow();
+    await this.checkCurrentPassword(personId, sessionId, current, 'currentPassword');
     checkPassword(next, person.email, 'newPassword');
     if (next === current) throw new ApiError('VALIDATION_ERROR', 'newPassword must differ from your current password');
     const passwordHash = await hashPassword(next);
@@ -352,9 +359,26 @@ export class AuthService {
     });
   }
 
-  private async checkCurrentPassword(personId: string, password: string): Promise<void> {
+  /**
+   * The signed-in person's password, asked again before a change that needs it. Each attempt
+   * counts, before the check, towards CURRENT_PASSWORD_PER_PERSON; the wrong one that reaches it
+   * ends the session that made it (`revokeSession`), and while the count is blocked no password is
+   * checked. The right one clears the count.
+   */
+  private async checkCurrentPassword(personId: string, sessionId: string, password: string, field = 'password'): Promise<void> {
+    const key = counterKey('reauth', personId);
+    const { blockedUntil, last } = await this.counters.hit(key, CURRENT_PASSWORD_PER_PERSON);
+    if (blockedUntil && !last) throw new LockedError(blockedUntil, 'current password');
     const person = await this.db.selectFrom('people').select('password_hash').where('id', '=', personId).executeTakeFirstOrThrow();
-    if (!(await verifyPassword(person.password_hash, password))) throw new ApiError('VALIDATION_ERROR', 'password is not your current password');
+    if (await verifyPassword(person.password_hash, password)) {
+      await this.counters.clear(key);
+      return;
+    }
+    if (blockedUntil) {
+      await revokeSession(this.db, personId, sessionId);
+      throw new LockedError(blockedUntil, 'current password');
+    }
+    throw new ApiError('VALIDATION_ERROR', `${field} is not your current password`);
   }
 
   /** Starts two-factor setup: a new secret, not in force until `enableTotp` proves a code from it. */
@@ -372,7 +396,7 @@ export class AuthService {
    * the recovery codes, shown this once.
    */
   async enableTotp(personId: string, sessionId: string, password: string, code: string): Promise<string[]> {
-    await this.checkCurrentPassword(personId, password);
+    await this.checkCurrentPassword(personId, sessionId, password);
     const person = await this.db.selectFrom('people').select(['totp_secret', 'totp_enabled_at']).where('id', '=', personId).executeTakeFirstOrThrow();
     if (person.totp_enabled_at) throw new ApiError('CONFLICT', 'Two-factor authentication is already on');
     if (!person.totp_secret) throw new ApiError('BAD_REQUEST', 'Start the setup first, then enter a code from the app');
@@ -388,16 +412,16 @@ export class AuthService {
   }
 
   /** New recovery codes (the old ones stop working) with the password and a current code. */
-  async regenerateRecoveryCodes(personId: string, password: string, code: string): Promise<string[]> {
-    await this.checkCurrentPassword(personId, password);
+  async regenerateRecoveryCodes(personId: string, sessionId: string, password: string, code: string): Promise<string[]> {
+    await this.checkCurrentPassword(personId, sessionId, password);
     if (!(await checkSecondFactor(this.db, personId, code))) throw new ApiError('VALIDATION_ERROR', WRONG_CODE);
     return replaceRecoveryCodes(this.db, personId);
   }
 
-  async disableTotp(personId: string, password: string, code: string): Promise<void> {
+  async disableTotp(personId: string, sessionId: string, password: string, code: string): Promise<void> {
     const person = await this.db.selectFrom('people').select(['totp_enabled_at']).where('id', '=', personId).executeTakeFirstOrThrow();
     if (!person.totp_enabled_at) throw new ApiError('CONFLICT', 'Two-factor authentication is already off');
-    await this.checkCurrentPassword(personId, password);
+    await this.checkCurrentPassword(personId, sessionId, password);
     if (!(await checkSecondFactor(this.db, personId, code))) throw new ApiError('VALIDATION_ERROR', WRONG_CODE);
     await this.db
       .updateTable('people')

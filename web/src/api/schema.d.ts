@@ -3072,6 +3072,20 @@ export interface operations {
                 };
             };
             /** @description Error, style A */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3212,6 +3226,20 @@ export interface operations {
             };
             /** @description Error, style A */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
