@@ -11,7 +11,7 @@ import { ApiError } from './platform/errors.js';
 import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.js';
 import { changePrice, validatePrice } from './portal/billing/checks.js';
 import { priceList } from './portal/billing/service.js';
-import { registerFundingCommands, registerMailCommands } from './portal/cli.js';
+import { registerFundingCommands, registerMailCommands, registerPersonCommands } from './portal/cli.js';
 import { registerLivenessCommands } from './identities/liveness/cli.js';
 import { registerRegistryCommands } from './identities/registry/cli.js';
 import { registerKeyCommands } from './platform/crypto/cli.js';
@@ -212,6 +212,7 @@ export function buildCli(): Command {
   registerFundingCommands(program);
   registerUpstreamCommands(program);
   registerOperatorCommands(program);
+  registerPersonCommands(program);
   registerKeyCommands(program);
   registerAccessLogCommands(program);
   registerPrivacyCommands(program);

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { choice, print, withDatabase } from '../cli/support.js';
+import { choice, CliError, print, withDatabase } from '../cli/support.js';
+import { resetSecondFactor, SecondFactorResetError } from './auth/lost-second-factor.js';
 import { formatNaira, Funding, FUNDING_STATUSES } from './billing/service.js';
 import { listMail, PeopleMail } from './mail.js';
 import type { FundingRequestStatus } from './tables.js';
@@ -80,6 +81,35 @@ export function registerFundingCommands(program: Command): void {
       await withFunding(async (service) => {
         const done = await service.reject(id, opts.reason, { kind: 'cli' });
         print(!!opts.json, done, `rejected ${done.reference} of ${done.orgName}`);
+      });
+    });
+}
+
+/** `vouch person ...`: what the administrator does for a person of the portal, console or field app. */
+export function registerPersonCommands(program: Command): void {
+  const person = program.command('person').description('people who sign in to the portal, the console or the field app');
+  person
+    .command('reset-second-factor')
+    .description('turns off the two-factor authentication of a person who lost their app and recovery codes; ends their sessions and mails them')
+    .requiredOption('--email <email>', 'the address they sign in with')
+    .option('--json', 'print JSON')
+    .action(async (opts: { email: string; json?: boolean }) => {
+      await withDatabase(async ({ db }, config) => {
+        const mail = new PeopleMail(db, config, cliMailLog);
+        try {
+          const { reset, mailId } = await resetSecondFactor(db, mail, { email: opts.email, publicUrl: config.publicUrl });
+          await mail.dispatch(mailId);
+          print(
+            !!opts.json,
+            reset,
+            `turned off two-factor authentication for ${reset.email} (${reset.id}): ${reset.sessionsEnded} session(s) ended, ${reset.recoveryCodesRemoved} unused recovery code(s) removed; they were mailed (see \`vouch mail list\` without SMTP)`,
+          );
+        } catch (err) {
+          if (err instanceof SecondFactorResetError) throw new CliError(err.message);
+          throw err;
+        } finally {
+          mail.close();
+        }
       });
     });
 }

@@ -4,9 +4,16 @@ import { openKeyringIfConfigured } from '../../src/platform/crypto/open.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { openConfiguredDatabase } from '../../src/platform/db/open.js';
 import type { Database } from '../../src/platform/db/database.js';
+import { sql } from 'kysely';
+import { generateSecret } from 'otplib';
+import { AccountsService } from '../../src/accounts/service.js';
 import { AccessRequests } from '../../src/portal/access/service.js';
+import { replaceRecoveryCodes } from '../../src/portal/auth/second-factor.js';
+import { counterKey } from '../../src/portal/auth/throttle.js';
 import { Funding } from '../../src/portal/billing/service.js';
-import { cliJson, expectFailure, runCli, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
+import { insertPerson } from '../../src/portal/people.js';
+import { createSession, SESSION_COOKIE } from '../../src/portal/sessions.js';
+import { cliJson, expectFailure, runCli, startServer, throwawayEnv, type CliEnv, type ThrowawayEnv } from '../helpers/cli.js';
 
 // Every command spawns `vouch` as built for the run (test/global-setup.ts): seconds each.
 const SLOW = 120_000;
@@ -70,5 +77,59 @@ describe('operator commands of the portal flows', () => {
     });
 
     expectFailure(await runCli(['org', 'decline', org.id, '--reason', 'no licence', '--json'], env), /no pending access request/);
+  });
+});
+
+describe('vouch person reset-second-factor', () => {
+  let throwaway: ThrowawayEnv;
+  let env: CliEnv;
+  beforeAll(async () => {
+    throwaway = await throwawayEnv();
+    env = { ...throwaway.env, VOUCH_DEMO: '0', PUBLIC_URL: 'https://vouch.example.ng' };
+  });
+  afterAll(() => throwaway?.cleanup());
+
+  it('turns the lost second factor off, ends every session, audits and mails; then the password alone signs in', { timeout: SLOW }, async () => {
+    const email = 'lost.phone@lender.example';
+    const password = 'correct horse battery';
+    const { personId, orgId, cookies } = await withDb(env, async ({ db }) => {
+      const personId = await insertPerson(db, { email, name: 'Ifeoma Lost', password, verified: true });
+      await db.updateTable('people').set({ totp_secret: generateSecret(), totp_enabled_at: sql<Date>`now()`, totp_failures: 3 }).where('id', '=', personId).execute();
+      await replaceRecoveryCodes(db, personId);
+      const org = await new AccountsService(db).create({ name: 'Lost Phone Lending', enabled: true, riskLevel: 'NONE', payloadType: 'FULL', fund: 0 });
+      await db.insertInto('memberships').values({ org_id: org.id, person_id: personId, role: 'owner' }).execute();
+      const sessions = await Promise.all([createSession(db, { personId }), createSession(db, { personId, pendingTotp: true })]);
+      await db.insertInto('auth_counters').values({ key: counterKey('reauth', personId), hits: 5, window_ends_at: new Date(Date.now() + 600_000) }).execute();
+      return { personId, orgId: org.id, cookies: sessions.map(({ token }) => `${SESSION_COOKIE}=${token}`) };
+    });
+
+    const reset = await cliJson(['person', 'reset-second-factor', '--email', ' Lost.Phone@Lender.example ', '--json'], env);
+    expect(reset).toEqual({ id: personId, email, sessionsEnded: 2, recoveryCodesRemoved: 10 });
+    expectFailure(await runCli(['person', 'reset-second-factor', '--email', email, '--json'], env), /^vouch: lost\.phone@lender\.example has no second factor on; nothing was changed\n$/);
+    expectFailure(await runCli(['person', 'reset-second-factor', '--email', 'nobody@lender.example'], env), /^vouch: no person has the email nobody@lender\.example\n$/);
+
+    await withDb(env, async ({ db }) => {
+      const person = await db.selectFrom('people').select(['totp_secret', 'totp_enabled_at', 'totp_failures', 'totp_locked_until']).where('id', '=', personId).executeTakeFirstOrThrow();
+      expect(person).toEqual({ totp_secret: null, totp_enabled_at: null, totp_failures: 0, totp_locked_until: null });
+      expect(await db.selectFrom('totp_recovery_codes').select('code_hash').where('person_id', '=', personId).execute()).toEqual([]);
+      expect(await db.selectFrom('auth_counters').select('key').where('key', '=', counterKey('reauth', personId)).execute()).toEqual([]);
+      const events = await db.selectFrom('audit_events').select(['org_id', 'actor_kind', 'action', 'target']).where('action', '=', 'member.second_factor_reset').execute();
+      expect(events).toEqual([{ org_id: orgId, actor_kind: 'cli', action: 'member.second_factor_reset', target: email }]);
+    });
+    const mails = await cliJson<{ to: string; kind: string; subject: string; text: string }[]>(['mail', 'list', '--to', email, '--json'], env);
+    expect(mails.map((m) => [m.kind, m.subject])).toEqual([['second_factor_reset', 'Two-factor authentication was turned off on your Vouch account']]);
+    expect(mails[0]!.text).toContain('https://vouch.example.ng/forgot-password');
+
+    // Served at its own address: the mails' PUBLIC_URL above is nobody's.
+    const { PUBLIC_URL: _mailed, ...served } = env;
+    const server = await startServer(served);
+    try {
+      const url = server.banner.url;
+      for (const cookie of cookies) expect((await fetch(`${url}/api/me`, { headers: { cookie } })).status).toBe(401);
+      const signIn = await fetch(`${url}/api/auth/sign-in`, { method: 'POST', headers: { origin: url, 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      expect([signIn.status, await signIn.json()]).toEqual([200, { totpRequired: false }]);
+    } finally {
+      await server.stop();
+    }
   });
 });
