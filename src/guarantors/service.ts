@@ -77,6 +77,25 @@ async function organizationName(trx: Kysely<DB>, orgId: string): Promise<string>
 type Log = GuarantorServiceDeps['log'];
 
 /**
+ * Whether an agent has started (or finished) the visit to the guarantor's address. Read without a
+ * lock, inside the transaction holding the guarantor row (stopGuarantorAddress says why the address
+ * row is never locked there): a visit starting just after is cancelled with the address, and its
+ * report refused.
+ */
+async function addressVisited(trx: Transaction<DB>, scope: Scope, row: GuarantorRow): Promise<boolean> {
+  if (row.address_verification_id === null) return false;
+  if (row.address_outcome !== null) return true;
+  const address = await trx
+    .selectFrom('address_verifications')
+    .select('visit_started_at')
+    .where('id', '=', Number(row.address_verification_id))
+    .where('org_id', '=', scope.orgId)
+    .where('mode', '=', scope.mode)
+    .executeTakeFirst();
+  return address?.visit_started_at != null;
+}
+
+/**
  * Once a guarantor verification has ended without its address, no agent needs to visit: the
  * address verification is cancelled in a transaction of its own. Never inside one holding the
  * guarantor row: an agent's report locks the address row and then (listener) the guarantor row,
@@ -217,7 +236,9 @@ export class GuarantorService {
 
   /**
    * Cancels a verification still in progress (409 once it has ended). The price is refunded
-   * while the guarantor has not answered; a running address verification is cancelled after.
+   * while the guarantor has not answered and no agent has started the visit to their address (the
+   * price covers the visit, whose report stays readable); a running address verification is
+   * cancelled after.
    */
   async cancel(scope: Scope, id: number, within?: (trx: Transaction<DB>) => Promise<void>): Promise<void> {
     const now = this.now();
@@ -227,7 +248,7 @@ export class GuarantorService {
       if (!OPEN_STATES.has(row.state)) {
         throw new ApiError('CONFLICT', `This guarantor verification is already ${row.state === 'cancelled' ? 'cancelled' : 'complete'} and cannot be cancelled`);
       }
-      if (row.price > 0 && row.responded_at === null) {
+      if (row.price > 0 && row.responded_at === null && !(await addressVisited(trx, scope, row))) {
         await refund(trx, scope.orgId, row.price, `guarantor ${row.reference} cancelled before the guarantor answered`);
       }
       const cancelled = await applyGuarantorTransition(trx, row, { to: 'cancelled', now });

@@ -4,9 +4,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_BILLABLES } from '../../src/addresses/service.js';
+import { GUARANTOR_BILLABLES } from '../../src/guarantors/service.js';
 import { createAgent, deactivateAgent, rotateAgentCredential } from '../../src/agents/service.js';
 import { MAX_PHOTOS } from '../../src/files/service.js';
 import { bearer, buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
+import { GUARANTOR_BODY } from '../respondents/fixtures.js';
 import { ADDRESS_BODY, balanceOf, BUSINESS_BODY, client, deliveriesOf, expectStyleA, IN_PROGRESS, ISO, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
 
 const ADDRESSES = '/v1/verifications/addresses';
@@ -270,6 +272,33 @@ describe('field agents: assignment and the agent API', () => {
       const charged = await balanceOf(t.database.db, org.id);
       await http.del(`${ADDRESSES}/${early.id}`, org.liveSecret);
       expect(await balanceOf(t.database.db, org.id)).toBe(charged + ADDRESS_BILLABLES.address.defaultPrice);
+    });
+
+    it('does not refund a guarantor cancelled after the agent started the visit to its address, whose report stays readable', async () => {
+      const guarantor = (await http.post('/v1/verifications/guarantors', org.liveSecret, { ...GUARANTOR_BODY, verifyAddress: true })).json().data;
+      const addressId = guarantor.addressVerificationId as number;
+      const owner = (await taskRow('address', addressId))!.agent_id === ada.id ? ada : bayo;
+      expect((await agentPost(`/v1/agent/tasks/address/${addressId}/start`, owner.credential)).statusCode).toBe(200);
+      expect((await report('address', addressId, owner.credential, { outcome: 'verified', ...LEKKI }, [photo(jpeg), photo(png, 'street.png', 'image/png')])).statusCode).toBe(200);
+      const before = await balanceOf(t.database.db, org.id);
+      expect((await http.del(`/v1/verifications/guarantors/${guarantor.id}`, org.liveSecret)).statusCode).toBe(200);
+      expect(await balanceOf(t.database.db, org.id)).toBe(before);
+      expect((await http.get(`${ADDRESSES}/${addressId}`, org.liveSecret)).json().data.status).toEqual(VERIFIED);
+
+      // Started but not reported: not refunded either, and the visit is called off.
+      const started = (await http.post('/v1/verifications/guarantors', org.liveSecret, { ...GUARANTOR_BODY, verifyAddress: true })).json().data;
+      const startedOwner = (await taskRow('address', started.addressVerificationId))!.agent_id === ada.id ? ada : bayo;
+      expect((await agentPost(`/v1/agent/tasks/address/${started.addressVerificationId}/start`, startedOwner.credential)).statusCode).toBe(200);
+      const charged = await balanceOf(t.database.db, org.id);
+      expect((await http.del(`/v1/verifications/guarantors/${started.id}`, org.liveSecret)).statusCode).toBe(200);
+      expect(await balanceOf(t.database.db, org.id)).toBe(charged);
+      expect((await http.get(`${ADDRESSES}/${started.addressVerificationId}`, org.liveSecret)).json().data.status.status).toBe('Cancelled');
+
+      // Before any visit, the whole price comes back.
+      const early = (await http.post('/v1/verifications/guarantors', org.liveSecret, { ...GUARANTOR_BODY, verifyAddress: true })).json().data;
+      const paid = await balanceOf(t.database.db, org.id);
+      expect((await http.del(`/v1/verifications/guarantors/${early.id}`, org.liveSecret)).statusCode).toBe(200);
+      expect(await balanceOf(t.database.db, org.id)).toBe(paid + GUARANTOR_BILLABLES.guarantor.defaultPrice);
     });
 
     it('refuses bad reports: no photo, not an image, too many, not multipart, bad fields, not my task', async () => {
