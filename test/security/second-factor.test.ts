@@ -136,6 +136,22 @@ describe('turning two-factor on', () => {
   });
 });
 
+describe('turning two-factor off', () => {
+  it('signs out every other session, a full one and one waiting for its code', async () => {
+    const user = await enrolled();
+    const other = await signIn(user);
+    expect((await totp(other.pending, await freshCode(ctx.database.db, user.personId, user.secret))).statusCode).toBe(200);
+    const waiting = await signIn(user);
+    expect((await portal(ctx.app, other.pending, { method: 'GET', url: '/api/me' })).statusCode).toBe(200);
+    const off = await portal(ctx.app, user, { method: 'POST', url: '/api/account/totp/disable', payload: { password: user.password, code: user.recoveryCodes[0] } });
+    expect(off.statusCode).toBe(200);
+    expect((await portal(ctx.app, other.pending, { method: 'GET', url: '/api/me' })).statusCode).toBe(401);
+    expect((await totp(waiting.pending, await freshCode(ctx.database.db, user.personId, user.secret))).statusCode).toBe(401);
+    const me = await portal(ctx.app, user, { method: 'GET', url: '/api/me' });
+    expect([me.statusCode, me.json().person.totpEnabled]).toEqual([200, false]);
+  });
+});
+
 describe('recovery codes', () => {
   it('each sign in once in place of a code; new ones need the password and a code, and end the old ones', async () => {
     const user = await enrolled();

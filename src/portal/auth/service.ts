@@ -418,17 +418,22 @@ export class AuthService {
     return replaceRecoveryCodes(this.db, personId);
   }
 
+  /** Turns two-factor off with the password and a code; every other session ends, as when it is turned on. */
   async disableTotp(personId: string, sessionId: string, password: string, code: string): Promise<void> {
     const person = await this.db.selectFrom('people').select(['totp_enabled_at']).where('id', '=', personId).executeTakeFirstOrThrow();
     if (!person.totp_enabled_at) throw new ApiError('CONFLICT', 'Two-factor authentication is already off');
     await this.checkCurrentPassword(personId, sessionId, password);
     if (!(await checkSecondFactor(this.db, personId, code))) throw new ApiError('VALIDATION_ERROR', WRONG_CODE);
-    await this.db
-      .updateTable('people')
-      .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, totp_failures: 0, totp_locked_until: null })
-      .where('id', '=', personId)
-      .execute();
-    await this.db.deleteFrom('totp_recovery_codes').where('person_id', '=', personId).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('people')
+        .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, totp_failures: 0, totp_locked_until: null })
+        .where('id', '=', personId)
+        .execute();
+      await trx.deleteFrom('totp_recovery_codes').where('person_id', '=', personId).execute();
+      // Whatever device signed in with the second factor signs in again without it.
+      await revokeOtherSessions(trx, personId, sessionId);
+    });
   }
 }
 
