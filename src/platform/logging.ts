@@ -1,7 +1,14 @@
 import type { FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
 
-const IDENTITY_PATH = /^(\/(?:v1\/)?verifications\/identities\/[a-z_-]+\/)([^/?]+)/i;
+/**
+ * A lookup's identity number or phone (`…/verifications/identities/:type/:ref`), wherever the path
+ * puts it: the router also takes `//v1/…` and `/v1//…` (a base URL ending in `/`), and any prefix
+ * a proxy adds. Matched after runs of slashes are read as one (redactUrl).
+ */
+const IDENTITY_PATH = /(\/verifications\/identities\/[^/?]+\/)([^/?]+)/gi;
+/** Runs of slashes, which the router reads as one (`ignoreDuplicateSlashes`). */
+const SLASHES = /\/{2,}/g;
 /** A respondent's link, wherever it appears: everything after `/respond/` is the token. */
 const RESPONDENT_PATH = /(\/respond\/)[^?#\s"']*/gi;
 /** A verification session's handoff short link: the 10-character code is a capability too. */
@@ -21,7 +28,7 @@ function redactValues(text: string): string {
 
 /** Removes from free text (error messages, stacks) what redactUrl removes from a URL's path. */
 function redactText(text: string): string {
-  const unlinked = text.replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]').replace(LINK_PATH, '$1[redacted]');
+  const unlinked = text.replace(IDENTITY_PATH, '$1[redacted]').replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]').replace(LINK_PATH, '$1[redacted]');
   let redacted = '';
   let from = 0;
   for (const uuid of unlinked.matchAll(UUID)) {
@@ -39,11 +46,14 @@ const ENCODED_UNRESERVED = /%(3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2D|2E|5
  * tokens (`/respond/:token`, a file link's `?signature=`); the log keeps the route's shape and none
  * of them. Query strings are dropped whole for the same reason. Encoded unreserved characters are
  * decoded first (the router reads `%32` as `2` and `%76` as `v`), so an encoded number or path is
- * redacted like a plain one.
+ * redacted like a plain one, and runs of slashes are read as one, as the router reads them.
  */
 export function redactUrl(url: string): string {
-  const plain = url.replace(QUERY, '?[redacted]').replace(ENCODED_UNRESERVED, (encoded) => String.fromCharCode(parseInt(encoded.slice(1), 16)));
-  return redactText(plain.replace(IDENTITY_PATH, '$1[redacted]'));
+  const plain = url
+    .replace(QUERY, '?[redacted]')
+    .replace(ENCODED_UNRESERVED, (encoded) => String.fromCharCode(parseInt(encoded.slice(1), 16)))
+    .replace(SLASHES, '/');
+  return redactText(plain);
 }
 
 interface SerializableError {

@@ -84,4 +84,22 @@ describe('request logs: respondent tokens and file signatures', () => {
     expect(incoming()).toEqual(expect.arrayContaining([`GET /v1/files/${id}?[redacted]`]));
     expect(incoming().filter((line) => line.startsWith(`GET /v1/files/${id}`))).toHaveLength(3);
   });
+
+  it('drops the identity number or phone of a lookup, however many slashes the path has', async () => {
+    const { testSecret } = await t.org();
+    t.logs.length = 0;
+    const lookups = [
+      ['//v1/verifications/identities/drivers_license/KJA83927AA02', 'KJA83927AA02'],
+      ['/v1//verifications/identities/nin_phone/0805-123-4567', '0805-123-4567'],
+      ['/v1/verifications/identities/vin//90F5B1234C567890123', '90F5B1234C'],
+    ] as const;
+    for (const [url] of lookups) {
+      const res = await t.app.inject({ method: 'POST', url, headers: bearer(testSecret), payload: {} });
+      // The router takes these paths (docs/errors.md): each reached its lookup.
+      expect(res.statusCode, url).toBeLessThan(404);
+    }
+    const logs = t.logs.join('');
+    for (const [url, value] of lookups) expect(logs, url).not.toContain(value);
+    expect(incoming().filter((line) => /^POST \/v1\/verifications\/identities\/(drivers_license|nin_phone|vin)\/\[redacted\]$/.test(line))).toHaveLength(3);
+  });
 });

@@ -17,6 +17,13 @@ describe('redactUrl', () => {
     [`/v1/files/${UUID}%3Fexpires=1790000000%26signature=${SIGNATURE}`, `/v1/files/${UUID}%3Fexpires=[redacted]%26signature=[redacted]`],
     [`/v1/agent/tasks/address/12/start`, '/v1/agent/tasks/address/12/start'],
     [`/v1/verifications/guarantors/${UUID}`, `/v1/verifications/guarantors/${UUID}`],
+    // Paths the router also takes (ignoreDuplicateSlashes): the number never survives.
+    ['//v1/verifications/identities/drivers_license/KJA83927AA02', '/v1/verifications/identities/drivers_license/[redacted]'],
+    ['/v1//verifications/identities/nin_phone/0805-123-4567', '/v1/verifications/identities/nin_phone/[redacted]'],
+    ['/v1/verifications/identities/vin//90F5B1234C567890123', '/v1/verifications/identities/vin/[redacted]'],
+    ['/v1/verifications//identities///bvn/22345678901/match', '/v1/verifications/identities/bvn/[redacted]/match'],
+    ['/api/v1/verifications/identities/tin/23456789-0001', '/api/v1/verifications/identities/tin/[redacted]'],
+    ['/v1/verifications/identities/%64rivers_license/KJA83927AA02', '/v1/verifications/identities/drivers_license/[redacted]'],
   ])('%s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
