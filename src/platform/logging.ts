@@ -22,13 +22,19 @@ const QUERY = /\?.*$/;
 /** Record ids: kept whole so a request can be traced, though they may hold six digits in a row. */
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
+/** An email address: its local part names a person; the domain is kept for the operator. */
+const EMAIL = /[^\s<>()[\]"',;:@]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
+
 function redactValues(text: string): string {
   return text.replace(LONG_NUMBER, '[redacted]').replace(LONG_TOKEN, '[redacted]');
 }
 
-/** Removes from free text (error messages, stacks) what redactUrl removes from a URL's path. */
-function redactText(text: string): string {
-  const unlinked = text.replace(IDENTITY_PATH, '$1[redacted]').replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]').replace(LINK_PATH, '$1[redacted]');
+/**
+ * Removes from free text (error messages, stacks) what redactUrl removes from a URL's path, and
+ * the local part of email addresses (a mail server's refusal quotes the recipient).
+ */
+export function redactText(text: string): string {
+  const unlinked = text.replace(EMAIL, '[redacted]@$1').replace(IDENTITY_PATH, '$1[redacted]').replace(RESPONDENT_PATH, '$1[redacted]').replace(HANDOFF_PATH, '$1[redacted]').replace(LINK_PATH, '$1[redacted]');
   let redacted = '';
   let from = 0;
   for (const uuid of unlinked.matchAll(UUID)) {
@@ -65,8 +71,12 @@ interface SerializableError {
   statusCode?: number;
 }
 
-/** Database errors carry the offending values in `detail` and `parameters`: log neither; messages may quote a URL. */
-function serializeError(err: SerializableError) {
+/**
+ * Database errors carry the offending values in `detail` and `parameters`: log neither; messages may
+ * quote a URL. A string (`{ err: err.message }`) is logged as the message it is.
+ */
+function serializeError(err: SerializableError | string) {
+  if (typeof err === 'string') return { message: redactText(err) };
   return {
     type: err.name ?? err.type,
     message: err.message === undefined ? undefined : redactText(err.message),

@@ -139,7 +139,7 @@ export class Respondents {
       if (message.mode !== 'live') continue;
       const sending = this.send(message.id)
         .catch((err: unknown) => {
-          this.options.log?.error({ outboxMessageId: message.id, reason: (err as Error)?.message ?? String(err) }, 'respondent message not sent');
+          this.options.log?.error({ outboxMessageId: message.id, err: (err as Error)?.message ?? String(err) }, 'respondent message not sent');
           return false;
         })
         .finally(() => this.inFlight.delete(sending));
@@ -166,7 +166,8 @@ export class Respondents {
       return true;
     } catch (err) {
       const reason = (err as Error)?.message ?? String(err);
-      this.options.log?.error({ outboxMessageId: messageId, reason }, 'respondent message not sent');
+      // The log gets the reason as an error (its recipient's address redacted); the message keeps it whole, encrypted.
+      this.options.log?.error({ outboxMessageId: messageId, err: reason }, 'respondent message not sent');
       await markFailed(this.db, messageId, reason).catch(() => {});
       return false;
     }

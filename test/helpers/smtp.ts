@@ -23,7 +23,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onRcptTo(address, _session, callback) {
-      if (address.address.startsWith('bounce@')) callback(Object.assign(new Error('No such user'), { responseCode: 550 }));
+      if (address.address.startsWith('bounce@')) callback(Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: User unknown`), { responseCode: 550 }));
       else callback();
     },
     onData(stream, session, callback) {

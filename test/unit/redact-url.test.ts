@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/platform/logging.js';
+import { loggerOptions, redactText, redactUrl } from '../../src/platform/logging.js';
 
 const TOKEN = 'q8Zk3vYb1X_f-2hJmN4pR6sT7uV9wA0bC1dE2fG3hI4';
 const SIGNATURE = 'a3f1'.repeat(16);
@@ -26,5 +28,25 @@ describe('redactUrl', () => {
     ['/v1/verifications/identities/%64rivers_license/KJA83927AA02', '/v1/verifications/identities/drivers_license/[redacted]'],
   ])('%s', (url, expected) => {
     expect(redactUrl(url)).toBe(expected);
+  });
+});
+
+describe('logged errors', () => {
+  it('keep the local part of an email address out, and its domain in', () => {
+    expect(redactText("Can't send mail - all recipients were rejected: 550 5.1.1 <kemi.adewale@victim.example>: User unknown")).toBe(
+      "Can't send mail - all recipients were rejected: 550 5.1.1 <[redacted]@victim.example>: User unknown",
+    );
+    expect(redactText('to ada.obi+loans@mail.bank.example.ng, cc x@y.example')).toBe('to [redacted]@mail.bank.example.ng, cc [redacted]@y.example');
+  });
+
+  it('log an error given as its message (`{ err: err.message }`) as that message, redacted', () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+    const log = pino(loggerOptions('info', stream) as pino.LoggerOptions, stream);
+    log.error({ err: 'recipient <kemi@victim.example> refused for /v1/verifications/identities/drivers_license/KJA83927AA02' }, 'not sent');
+    log.error({ err: new Error('refused: 22345678901') }, 'not sent');
+    const [asString, asError] = lines.map((line) => JSON.parse(line) as { err: { message: string } });
+    expect(asString!.err).toEqual({ message: 'recipient <[redacted]@victim.example> refused for /v1/verifications/identities/drivers_license/[redacted]' });
+    expect(asError!.err.message).toBe('refused: [redacted]');
   });
 });
