@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { invalidateAuthCache } from '../platform/auth.js';
 import { credit } from '../platform/billing.js';
+import { hasLineBreak } from '../platform/input.js';
 import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
 
@@ -99,6 +100,8 @@ export class AccountsService {
   async insert(trx: Transaction<DB>, id: string, input: CreateOrganizationInput): Promise<Record<Mode, string>> {
     const name = input.name.trim();
     if (!name) throw new AccountError('name must not be empty');
+    // Written into mails (invitations, decisions) and pages in the organization's name.
+    if (hasLineBreak(name)) throw new AccountError('name must be on one line (no line breaks)');
     const secrets = { test: this.newSecret('test'), live: this.newSecret('live') };
     await trx
       .insertInto('organizations')

@@ -75,6 +75,24 @@ export function refuseControlCharacters(value: unknown, part: 'body' | 'querystr
   throw new ApiError('VALIDATION_ERROR', `${where} must not contain control characters (such as NUL); only tab and line breaks are allowed in text`);
 }
 
+/** Line breaks of any kind (CR, LF and Unicode's line and paragraph separators; NEL is a control character). */
+const LINE_BREAK = /[\r\n\u2028\u2029]/;
+
+/**
+ * Whether text that must fit on one line (a name, a title, a street) holds a line break. Such text
+ * is written into mails and pages (`Hello ${name},`), where a break would let whoever typed it
+ * write paragraphs of their own in Vouch's name.
+ */
+export function hasLineBreak(text: string): boolean {
+  return LINE_BREAK.test(text);
+}
+
+/** The 400 of a one-line field holding a line break, named as the validation messages name fields. */
+export function oneLine(text: string, field: string): string {
+  if (hasLineBreak(text)) throw new ApiError('VALIDATION_ERROR', `${field} must be on one line (no line breaks)`);
+  return text;
+}
+
 /**
  * What a route reading multipart/form-data throws for a failure of the form's parser: a body it
  * cannot read (no boundary, cut short) is the client's doing, a 400; our own errors pass as they are.

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { normalizePhone, parseDate, type CalendarDate } from '../identities/matching.js';
 import type { RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { hasLineBreak } from '../platform/input.js';
 
 /**
  * Request-field rules the respondent-completed verifications (guarantor, employment) share.
@@ -26,10 +27,14 @@ export function text(value: string | undefined | null): string | undefined {
 }
 
 // Deliberately plain: one @, no spaces or control characters (so no header injection), a dot in the domain.
-/** Trimmed text of at most `max` characters (a problem otherwise), or undefined when absent or blank. */
+/**
+ * Trimmed one-line text of at most `max` characters (a problem otherwise), or undefined when absent
+ * or blank. Every such field (names, titles, the street) may be written into the respondent's mail.
+ */
 export function limited(problems: Problems, field: string, value: string | undefined, max: number): string | undefined {
   const out = text(value);
   if (out !== undefined && out.length > max) problems.add(`${field} must be at most ${max} characters`);
+  if (out !== undefined && hasLineBreak(out)) problems.add(`${field} must be on one line (no line breaks)`);
   return out;
 }
 

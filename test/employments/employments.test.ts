@@ -88,6 +88,12 @@ describe('employment verifications', () => {
         [{ ...EMPLOYMENT_BODY, title: '  ' }, [/title must not be blank/]],
         [{ ...EMPLOYMENT_BODY, applicant: { firstname: 'Chidi' } }, [/lastname/]],
         [{ ...EMPLOYMENT_BODY, applicant: { ...EMPLOYMENT_BODY.applicant, phone: 'call me' } }, [/applicant.phone must be a valid Nigerian phone number/]],
+        // Written into the employer's mail: nobody writes paragraphs of their own there.
+        [
+          { ...EMPLOYMENT_BODY, employerName: 'Customer,\n\nYour salary account is on hold. Confirm at https://payroll-check.example/verify', title: 'Analyst\u2028Urgent' },
+          [/employerName must be on one line \(no line breaks\)/, /title must be on one line/],
+        ],
+        [{ ...EMPLOYMENT_BODY, applicant: { ...EMPLOYMENT_BODY.applicant, firstname: 'Chidi\r\nPS: click here' } }, [/applicant.firstname must be on one line/]],
       ];
       for (const [body, patterns] of cases) {
         const error = expectStyleA(await http.post(BASE, secret, body), 400, 'VALIDATION_ERROR');

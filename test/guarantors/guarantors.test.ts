@@ -116,6 +116,8 @@ describe('guarantor verifications', () => {
         [{ ...GUARANTOR_BODY, applicant: { lastname: 'Okonkwo', idType: 'KYC', idNumber: '1234' } }, [/applicant.idNumber must be a Nigerian phone number/]],
         [{ ...GUARANTOR_BODY, reference: 'has spaces' }, [/reference must be 1 to 100 printable characters/]],
         [{ ...GUARANTOR_BODY, firstname: 'x'.repeat(101), street: 'y'.repeat(301) }, [/firstname must be at most 100 characters/, /street must be at most 300 characters/]],
+        // Names are written into the guarantor's mail: one line each.
+        [{ ...GUARANTOR_BODY, firstname: 'Kemi,\n\nYour BVN check failed. Re-verify at https://bvn-check.example', landmark: 'Gate\nB' }, [/firstname must be on one line \(no line breaks\)/, /landmark must be on one line/]],
       ];
       for (const [body, patterns] of cases) {
         const res = await http.post(BASE, secret, body);

@@ -98,6 +98,19 @@ describe('sign-up', () => {
     expect(String(res.headers['set-cookie'])).toMatch(/SameSite=Lax/);
   });
 
+  it('mails one address at most five sign-up mails a day, and answers every request alike', async () => {
+    const address = email();
+    for (let i = 0; i < 7; i++) {
+      const res = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { name: `Try ${i}`, organizationName: 'X', email: address } });
+      expect([res.statusCode, res.json()]).toEqual([202, { ok: true }]);
+    }
+    await until(async () => ((await listMail(ctx.database.db, { to: address })).length >= 5 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const mails = await listMail(ctx.database.db, { to: address });
+    expect(mails).toHaveLength(5);
+    expect(new Set(mails.map((m) => /^Hello Try \d,$/.exec(m.text.split('\n')[0]!)?.[0])).size).toBe(5);
+  });
+
   it('refuses a bad email or a missing field, in style A', async () => {
     const bad = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { name: 'X', organizationName: 'X', email: 'not-an-email' } });
     expect(bad.statusCode).toBe(400);
@@ -111,6 +124,9 @@ describe('sign-up', () => {
     const blanks = [
       [{ name: '   ', organizationName: 'X' }, /^name must not be empty/],
       [{ name: 'X', organizationName: ' ' }, /^organizationName must not be empty/],
+      // Both are written into the mail to that address: no paragraphs of the sender's own.
+      [{ name: 'customer.\n\nALERT: your BVN check failed. Re-verify at https://x.example', organizationName: 'X' }, /^name must be on one line \(no line breaks\)$/],
+      [{ name: 'X', organizationName: 'X\r\nLtd' }, /^organizationName must be on one line/],
     ] as const;
     for (const [fields, message] of blanks) {
       const res = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { email: email(), ...fields } });
@@ -185,6 +201,10 @@ describe('routes of the signed-in person', () => {
     const blank = await portal(ctx.app, user, { method: 'PATCH', url: '/api/account', payload: { name: '   ' } });
     expect(blank.statusCode).toBe(400);
     expect(blank.json().message).toMatch(/^name/);
+    // Invitations mail the inviter's name: one line.
+    const twoLines = await portal(ctx.app, user, { method: 'PATCH', url: '/api/account', payload: { name: 'Ada\nClick https://x.example' } });
+    expect([twoLines.statusCode, twoLines.json().message]).toEqual([400, 'name must be on one line (no line breaks)']);
+    expect((await portal(ctx.app, user, { method: 'GET', url: '/api/me' })).json().person.name).toBe('Ada Obi-Eze');
   });
 });
 

@@ -5,6 +5,7 @@ import { generateSecret as generateTotpSecret, generateURI } from 'otplib';
 import { AccountsService } from '../../accounts/service.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { oneLine } from '../../platform/input.js';
 import { audit } from '../audit.js';
 import type { PeopleMail } from '../mail.js';
 import { hashPassword, insertPerson, MIN_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from '../people.js';
@@ -30,6 +31,12 @@ export const KNOWN_ADDRESS_DAYS = 90;
  * these changes for the person, on every device, for 15 minutes; signing in is not affected.
  */
 export const CURRENT_PASSWORD_PER_PERSON: CounterRule = { limit: 5, windowMs: 15 * 60 * 1000, blockMs: 15 * 60 * 1000 };
+/**
+ * Sign-up mails (the link, or "you already have an account") to one address a day: sign-up is open
+ * to anyone, and the mail carries the name and organization name they typed. Counted after the
+ * answer, so the answer is the same either way.
+ */
+export const SIGN_UP_MAILS_PER_ADDRESS: CounterRule = { limit: 5, windowMs: 24 * 60 * 60 * 1000, blockMs: 24 * 60 * 60 * 1000 };
 const VERIFY_EMAIL_TTL_MS = 24 * 60 * 60 * 1000;
 const RESET_TTL_MS = 60 * 60 * 1000;
 /** A sign-in that still owes its TOTP code stays valid this long. */
@@ -111,10 +118,15 @@ export class AuthService {
     const organizationName = input.organizationName.trim();
     if (!name) throw new ApiError('VALIDATION_ERROR', 'name must not be empty');
     if (!organizationName) throw new ApiError('VALIDATION_ERROR', 'organizationName must not be empty');
+    oneLine(name, 'name');
+    oneLine(organizationName, 'organizationName');
     this.later('sign-up mail', () => this.mailSignUp(email, name, organizationName));
   }
 
   private async mailSignUp(email: string, name: string, organizationName: string): Promise<void> {
+    // Anyone may ask for these mails to any address: past a few a day, that address gets no more.
+    const { blockedUntil, last } = await this.counters.hit(counterKey('sign-up-mail', email), SIGN_UP_MAILS_PER_ADDRESS);
+    if (blockedUntil && !last) return;
     const existing = await this.db.selectFrom('people').select(['name']).where('email', '=', email).executeTakeFirst();
     const token = newToken();
     const expiresAt = new Date(Date.now() + VERIFY_EMAIL_TTL_MS);
