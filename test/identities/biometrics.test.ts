@@ -489,6 +489,20 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
       expect((await usage(live.id)).map((row) => [row.outcome, row.price])).toEqual([['not_found', 0]]);
     });
 
+    it('reads the photo before the identity: a bad image or a failed fetch answers alike for a known and an unknown number', async () => {
+      const live = await org({ fund: 100_000 });
+      const photos: Record<string, Upload | string>[] = [{ photo: { bytes: images.gif!, type: 'image/gif' } }, { photo: { bytes: images.blank!, type: 'image/png' } }, { photoUrl: `${photoBase}/missing.jpg` }];
+      for (const photo of photos) {
+        const known = await postForm(live.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, ...photo });
+        const unknown = await postForm(live.liveSecret, { idType: 'nin', idNumber: '99999999999', ...photo });
+        expect(known.statusCode).toBe(400);
+        expect([unknown.statusCode, unknown.body]).toEqual([known.statusCode, known.body]);
+      }
+      // Neither number was looked up: nothing in the usage the account reads tells them apart.
+      expect(await usage(live.id)).toEqual([]);
+      expect((await accounts.get(live.id)).balance).toBe(100_000);
+    });
+
     it('never charges test mode', async () => {
       const { id, testSecret } = await org({ fund: 0 });
       const res = await postForm(testSecret, { idType: 'nin', idNumber: TEST_NIN, photo: { bytes: images.ninSelfie! } });

@@ -38,7 +38,7 @@ export class FaceMatcher {
   }
 
   /** Throws 400 naming the photo without a face, 422 when the held photo is unreadable. */
-  async match(held: HeldPhoto, supplied: DecodedImage): Promise<PhotoMatching> {
+  async match(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
     const stop = metrics.faceMatchDuration.startTimer();
     try {
       const matching = await this.compare(held, supplied);
@@ -50,16 +50,25 @@ export class FaceMatcher {
     }
   }
 
-  private async compare(held: HeldPhoto, supplied: DecodedImage): Promise<PhotoMatching> {
+  /**
+   * The supplied photo's face descriptor; 400 when it shows no face. The biometrics route asks for
+   * it before the identity is looked up, so that answer is the same for any number.
+   */
+  async describeSupplied(supplied: DecodedImage): Promise<Float32Array> {
     const face = await this.engine.describe(supplied);
     if (!face) {
       throw new ApiError('BAD_REQUEST', 'No face was found in the supplied photo; send a clear, front-facing photo of the person');
     }
+    return face.descriptor;
+  }
+
+  private async compare(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
+    const descriptor = supplied instanceof Float32Array ? supplied : await this.describeSupplied(supplied);
     const heldDescriptor = await this.heldDescriptor(held);
     if (!heldDescriptor) {
       throw new ApiError('BAD_REQUEST', 'No face was found in the photo on record for this identity, so it cannot be compared');
     }
-    return photoMatching(heldDescriptor, face.descriptor);
+    return photoMatching(heldDescriptor, descriptor);
   }
 
   private heldDescriptor(held: HeldPhoto): Promise<Float32Array | null> {

@@ -246,15 +246,17 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       consent: lookupConsent(request),
       // Runs only when the wallet can pay (lookups.run). The place is taken before the identity is
       // looked up, so a refusal (429, 503) says nothing about whether the number exists. The photo is
-      // fetched and read only for a known identity; throwing here (no face, a bad image, a failed
-      // fetch, no photo on record) leaves the lookup uncharged.
+      // fetched, read and its face described before the identity is looked up, too: a bad image, a
+      // failed fetch or no face answers alike for any number, where after the lookup its uncharged
+      // 400 would tell a known number from an unknown one's 404. Throwing here leaves the lookup
+      // uncharged.
       find: (registry) =>
         capacity.run(orgId, async () => {
+          const face = await matcher.describeSupplied(await suppliedImage(source));
           const record = await findPerson(registry, idType, idNumber);
           if (!record) return undefined;
           if (!record.photo) throw new ApiError('UNPROCESSABLE', 'The identity has no photo on record to compare with');
-          const image = await suppliedImage(source);
-          const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, image);
+          const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, face);
           return { record, matching };
         }),
       notFound: () => new ApiError('NOT_FOUND_ERROR', NOT_FOUND[idType], { style: 'C' }),
