@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMail } from '../../src/portal/mail.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
-import { addMember, portal, portalOrg, portalUser } from '../helpers/portal.js';
+import { addMember, portal, portalOrg, portalUser, type PortalUser } from '../helpers/portal.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -217,5 +217,158 @@ describe('team', () => {
       { actor_id: owner.personId, actor_kind: 'member', action: 'member.role_changed', target: personId, before: { role: 'developer' }, after: { role: 'admin' } },
       { actor_id: personId, actor_kind: 'member', action: 'member.left', target: personId, before: { role: 'admin' }, after: null },
     ]);
+  });
+});
+
+describe("an inviter's standing", () => {
+  const invite = (user: PortalUser, orgId: string, email: string, role: string) => portal(ctx.app, user, { method: 'POST', url: `/api/orgs/${orgId}/invitations`, payload: { email, role } });
+  const openInvitations = async (user: PortalUser, orgId: string) =>
+    (await portal(ctx.app, user, { method: 'GET', url: `/api/orgs/${orgId}/invitations` })).json().data.map((i: { email: string; role: string }) => [i.email, i.role]);
+  /** What the link answers when viewed and when accepted as a new person: [status, body] of each. */
+  const follow = async (token: string) => {
+    const viewed = await portal(ctx.app, undefined, { method: 'GET', url: `/api/invitations/${token}` });
+    const accepted = await portal(ctx.app, undefined, { method: 'POST', url: '/api/invitations/accept', payload: { token, name: 'Alt', password: 'alt password 12' } });
+    return [viewed.statusCode, viewed.json(), accepted.statusCode, accepted.json()];
+  };
+  // One change revokes its invitations in no particular order: the rows by address.
+  const byTarget = <T extends { target: string | null }>(rows: T[]) => [...rows].sort((a, b) => String(a.target).localeCompare(String(b.target)));
+  const revokedAudit = async (orgId: string) =>
+    byTarget(await ctx.database.db.selectFrom('audit_events').select(['actor_id', 'target', 'before', 'after']).where('org_id', '=', orgId).where('action', '=', 'invitation.revoked').execute());
+
+  /** An organization with a second owner, promoted by the first, who sent an owner and a viewer invitation. */
+  async function promotedInviter() {
+    const { org, owner } = await portalOrg(ctx.database.db);
+    const inviter = await portalUser(ctx.database.db);
+    await addMember(ctx.database.db, org.id, inviter.personId, 'admin');
+    expect((await portal(ctx.app, owner, { method: 'PATCH', url: `/api/orgs/${org.id}/members/${inviter.personId}`, payload: { role: 'owner' } })).statusCode).toBe(200);
+    const [alt, viewer] = [newEmail(), newEmail()];
+    expect((await invite(inviter, org.id, alt, 'owner')).statusCode).toBe(201);
+    expect((await invite(inviter, org.id, viewer, 'viewer')).statusCode).toBe(201);
+    return { org, owner, inviter, alt, viewer, altToken: await invitationToken(alt), viewerToken: await invitationToken(viewer) };
+  }
+
+  it("removing a member revokes the invitations they sent: an owner's invitation no longer makes an owner", async () => {
+    const { org, owner, inviter, alt, viewer, altToken, viewerToken } = await promotedInviter();
+    // The owner's own invitation stays.
+    const kept = newEmail();
+    await invite(owner, org.id, kept, 'developer');
+    expect((await portal(ctx.app, owner, { method: 'DELETE', url: `/api/orgs/${org.id}/members/${inviter.personId}` })).statusCode).toBe(200);
+    expect(await openInvitations(owner, org.id)).toEqual([[kept, 'developer']]);
+    const gone = [404, { status: 'error', code: 'NOT_FOUND_ERROR', message: 'This invitation is invalid, already used, revoked or expired: ask for a new one' }];
+    expect(await follow(altToken)).toEqual([...gone, ...gone]);
+    expect(await follow(viewerToken)).toEqual([...gone, ...gone]);
+    const members = (await portal(ctx.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/members` })).json().data;
+    expect(members.map((m: { personId: string; role: string }) => [m.personId, m.role])).toEqual([[owner.personId, 'owner']]);
+    expect(await revokedAudit(org.id)).toEqual(
+      byTarget([
+        { actor_id: owner.personId, target: alt, before: { role: 'owner' }, after: { reason: 'member.removed' } },
+        { actor_id: owner.personId, target: viewer, before: { role: 'viewer' }, after: { reason: 'member.removed' } },
+      ]),
+    );
+  });
+
+  it('a member who leaves takes their open invitations with them', async () => {
+    const { org, owner, inviter, alt, viewer, altToken } = await promotedInviter();
+    expect((await portal(ctx.app, inviter, { method: 'DELETE', url: `/api/orgs/${org.id}/members/${inviter.personId}` })).statusCode).toBe(200);
+    expect(await openInvitations(owner, org.id)).toEqual([]);
+    expect((await follow(altToken))[2]).toBe(404);
+    expect(await revokedAudit(org.id)).toEqual(
+      byTarget([
+        { actor_id: inviter.personId, target: alt, before: { role: 'owner' }, after: { reason: 'member.left' } },
+        { actor_id: inviter.personId, target: viewer, before: { role: 'viewer' }, after: { reason: 'member.left' } },
+      ]),
+    );
+  });
+
+  it('a demoted member keeps only the invitations their new role could send', async () => {
+    const { org, owner, inviter, alt, viewer, altToken, viewerToken } = await promotedInviter();
+    const patch = (role: string) => portal(ctx.app, owner, { method: 'PATCH', url: `/api/orgs/${org.id}/members/${inviter.personId}`, payload: { role } });
+    const admins = newEmail();
+    await invite(inviter, org.id, admins, 'admin');
+    expect((await patch('admin')).statusCode).toBe(200);
+    expect((await openInvitations(owner, org.id)).sort()).toEqual([[admins, 'admin'], [viewer, 'viewer']].sort());
+    expect((await follow(altToken))[0]).toBe(404);
+    // An admin still invites viewers: that link works.
+    expect((await portal(ctx.app, undefined, { method: 'POST', url: '/api/invitations/accept', payload: { token: viewerToken, name: 'Vee', password: 'viewer password 1' } })).statusCode).toBe(200);
+    // Promoted again, nothing comes back; demoted below team.manage, nothing is left.
+    expect((await patch('owner')).statusCode).toBe(200);
+    expect((await follow(altToken))[0]).toBe(404);
+    expect((await patch('developer')).statusCode).toBe(200);
+    expect(await openInvitations(owner, org.id)).toEqual([]);
+    expect(await revokedAudit(org.id)).toEqual(
+      byTarget([
+        { actor_id: owner.personId, target: alt, before: { role: 'owner' }, after: { reason: 'member.role_changed' } },
+        { actor_id: owner.personId, target: admins, before: { role: 'admin' }, after: { reason: 'member.role_changed' } },
+      ]),
+    );
+  });
+
+  it('an invitation left open by an inviter who may no longer grant its role answers as a revoked one', async () => {
+    // As a change made outside these routes would leave it: the second guard is at the link.
+    const { org, inviter, viewer, altToken, viewerToken } = await promotedInviter();
+    const revoked = await promotedInviter();
+    await portal(ctx.app, revoked.owner, { method: 'DELETE', url: `/api/orgs/${revoked.org.id}/members/${revoked.inviter.personId}` });
+    const answer = await follow(revoked.altToken);
+    expect([answer[0], answer[2]]).toEqual([404, 404]);
+
+    await ctx.database.db.updateTable('memberships').set({ role: 'admin' }).where('org_id', '=', org.id).where('person_id', '=', inviter.personId).execute();
+    expect(await follow(altToken)).toEqual(answer);
+    expect((await portal(ctx.app, undefined, { method: 'GET', url: `/api/invitations/${viewerToken}` })).json()).toMatchObject({ email: viewer, role: 'viewer' });
+    await ctx.database.db.deleteFrom('memberships').where('org_id', '=', org.id).where('person_id', '=', inviter.personId).execute();
+    expect(await follow(viewerToken)).toEqual(answer);
+  });
+});
+
+describe('team changes at the same time', () => {
+  // On PostgreSQL each request runs on its own connection: two owners stepping down together used
+  // to lock their own row, then wait for the other's (40P01 deadlock, answered 500).
+  const ROUNDS = 12;
+
+  async function twoOwners() {
+    const { org, owner: a } = await portalOrg(ctx.database.db);
+    const b = await portalUser(ctx.database.db);
+    await addMember(ctx.database.db, org.id, b.personId, 'owner');
+    const owners = async () => (await ctx.database.db.selectFrom('memberships').select('person_id').where('org_id', '=', org.id).where('role', '=', 'owner').execute()).length;
+    const reset = async () => {
+      await ctx.database.db.deleteFrom('memberships').where('org_id', '=', org.id).execute();
+      await addMember(ctx.database.db, org.id, a.personId, 'owner');
+      await addMember(ctx.database.db, org.id, b.personId, 'owner');
+    };
+    return { org, a, b, owners, reset };
+  }
+
+  it('two owners stepping down or leaving together: one does, the other is the last owner (409), never a 500', async () => {
+    const { org, a, b, owners, reset } = await twoOwners();
+    const patch = (user: PortalUser, personId: string, role: string) => portal(ctx.app, user, { method: 'PATCH', url: `/api/orgs/${org.id}/members/${personId}`, payload: { role } });
+    const remove = (user: PortalUser, personId: string) => portal(ctx.app, user, { method: 'DELETE', url: `/api/orgs/${org.id}/members/${personId}` });
+    for (let round = 0; round < ROUNDS; round++) {
+      await reset();
+      const demoted = await Promise.all([patch(a, a.personId, 'admin'), patch(b, b.personId, 'admin')]);
+      expect(demoted.map((res) => res.statusCode).sort()).toEqual([200, 409]);
+      expect(await owners()).toBe(1);
+      await reset();
+      const left = await Promise.all([remove(a, a.personId), remove(b, b.personId)]);
+      expect(left.map((res) => res.statusCode).sort()).toEqual([200, 409]);
+      expect(await owners()).toBe(1);
+    }
+    expect(ctx.logs.join('')).not.toMatch(/deadlock detected/);
+  });
+
+  it('two owners demoting or removing each other together: the second finds itself no longer an owner (403)', async () => {
+    const { org, a, b, owners, reset } = await twoOwners();
+    const patch = (user: PortalUser, personId: string, role: string) => portal(ctx.app, user, { method: 'PATCH', url: `/api/orgs/${org.id}/members/${personId}`, payload: { role } });
+    const remove = (user: PortalUser, personId: string) => portal(ctx.app, user, { method: 'DELETE', url: `/api/orgs/${org.id}/members/${personId}` });
+    for (let round = 0; round < ROUNDS; round++) {
+      await reset();
+      const demoted = await Promise.all([patch(a, b.personId, 'admin'), patch(b, a.personId, 'admin')]);
+      expect(demoted.map((res) => res.statusCode).sort()).toEqual([200, 403]);
+      expect(await owners()).toBe(1);
+      await reset();
+      // The loser was removed meanwhile: no longer a member, 404 as for any other organization.
+      const removed = await Promise.all([remove(a, b.personId), remove(b, a.personId)]);
+      expect(removed.map((res) => res.statusCode).sort()).toEqual([200, 404]);
+      expect(await owners()).toBe(1);
+    }
+    expect(ctx.logs.join('')).not.toMatch(/deadlock detected/);
   });
 });

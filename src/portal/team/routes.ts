@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { isUuid } from '../../accounts/service.js';
-import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { takeMailAllowance } from '../../respondents/mail-cap.js';
 import { audit } from '../audit.js';
@@ -13,9 +12,11 @@ import { perIpLimit } from '../auth/throttle.js';
 import { requireMember, requireSession, sessionOf } from '../guard.js';
 import { insertPerson, normaliseEmail } from '../people.js';
 import type { AreaOptions } from '../plugin.js';
+import { can } from '../roles.js';
 import { Done, Nullable, OrgParams, PORTAL_TAG, portalErrors, Role, sessionSecurity } from '../schemas.js';
 import { createSession, hashToken, newToken, SESSION_COOKIE, sessionCookie } from '../sessions.js';
 import type { Role as RoleName } from '../tables.js';
+import { callerIn, invalidInvitation, lockTeam, mayGrant, ownerCount, revokeInvitationsOf, stillGrants } from './members.js';
 
 const tags = [PORTAL_TAG];
 const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,16 +31,6 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
   // Guards run as preValidation: who may call is answered before the body is judged, and a
   // malformed attempt counts towards the per-IP limit like any other.
   const signedIn = requireSession(db);
-
-  async function ownerCount(trx: Transaction<DB>, orgId: string): Promise<number> {
-    const rows = await trx.selectFrom('memberships').select('person_id').where('org_id', '=', orgId).where('role', '=', 'owner').forUpdate().execute();
-    return rows.length;
-  }
-
-  async function lockedMember(trx: Transaction<DB>, orgId: string, personId: string) {
-    if (!isUuid(personId)) return undefined;
-    return trx.selectFrom('memberships').select('role').where('org_id', '=', orgId).where('person_id', '=', personId).forUpdate().executeTakeFirst();
-  }
 
   app.get(
     '/orgs/:orgId/members',
@@ -115,6 +106,9 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
       let mailId: number;
       try {
         mailId = await db.transaction().execute(async (trx) => {
+          // A removal or demotion of the inviter committed since requireMember would revoke nothing
+          // sent after it: the grant is checked again under a lock that makes such a change wait.
+          if (!(await stillGrants(trx, orgId, request.portal.person.id, request.body.role))) throw new ApiError('FORBIDDEN', 'Your role no longer allows this invitation');
           // An invitation mails someone outside the organization: it counts towards the hourly cap (429 stores nothing).
           await takeMailAllowance(trx, orgId, 'invitation', config.mailCapPerHour, new Date());
           // An expired invitation no longer holds the address's one open slot.
@@ -197,17 +191,23 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
       },
     },
     async (request) => {
-      const { orgId, role: myRole } = request.member;
+      const { orgId } = request.member;
       const next: RoleName = request.body.role;
+      const personId = request.params.personId.toLowerCase();
+      const actor = { kind: 'member' as const, personId: request.portal.person.id };
       await db.transaction().execute(async (trx) => {
-        const target = await lockedMember(trx, orgId, request.params.personId);
+        const team = await lockTeam(trx, orgId);
+        const me = callerIn(team, actor.personId);
+        if (!can(me.role, 'team.manage')) throw new ApiError('FORBIDDEN', `Your role (${me.role}) does not allow this; ask an owner or admin of the organization`);
+        const target = team.find((member) => member.personId === personId);
         if (!target) throw new ApiError('NOT_FOUND_ERROR', 'No such member');
-        if ((target.role === 'owner' || next === 'owner') && myRole !== 'owner') throw new ApiError('FORBIDDEN', 'Only an owner can grant or take the owner role');
-        if (target.role === 'owner' && next !== 'owner' && (await ownerCount(trx, orgId)) === 1) {
+        if ((target.role === 'owner' || next === 'owner') && me.role !== 'owner') throw new ApiError('FORBIDDEN', 'Only an owner can grant or take the owner role');
+        if (target.role === 'owner' && next !== 'owner' && ownerCount(team) === 1) {
           throw new ApiError('CONFLICT', 'The organization needs an owner: make someone else owner first');
         }
-        await trx.updateTable('memberships').set({ role: next }).where('org_id', '=', orgId).where('person_id', '=', request.params.personId).execute();
-        await audit(trx, { orgId, actor: { kind: 'member', personId: request.portal.person.id }, action: 'member.role_changed', target: request.params.personId, before: { role: target.role }, after: { role: next } });
+        await trx.updateTable('memberships').set({ role: next }).where('org_id', '=', orgId).where('person_id', '=', personId).execute();
+        await audit(trx, { orgId, actor, action: 'member.role_changed', target: personId, before: { role: target.role }, after: { role: next } });
+        await revokeInvitationsOf(trx, { orgId, inviterId: personId, role: next, actor, reason: 'member.role_changed' });
       });
       return { ok: true as const };
     },
@@ -228,16 +228,22 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
       },
     },
     async (request) => {
-      const { orgId, role: myRole } = request.member;
-      const self = request.params.personId === request.portal.person.id;
-      if (!self && myRole !== 'owner' && myRole !== 'admin') throw new ApiError('FORBIDDEN', `Your role (${myRole}) does not allow removing members`);
+      const { orgId } = request.member;
+      const personId = request.params.personId.toLowerCase();
+      const actor = { kind: 'member' as const, personId: request.portal.person.id };
+      const self = personId === actor.personId;
       await db.transaction().execute(async (trx) => {
-        const target = await lockedMember(trx, orgId, request.params.personId);
+        const team = await lockTeam(trx, orgId);
+        const me = callerIn(team, actor.personId);
+        if (!self && !can(me.role, 'team.manage')) throw new ApiError('FORBIDDEN', `Your role (${me.role}) does not allow removing members`);
+        const target = team.find((member) => member.personId === personId);
         if (!target) throw new ApiError('NOT_FOUND_ERROR', 'No such member');
-        if (target.role === 'owner' && !self && myRole !== 'owner') throw new ApiError('FORBIDDEN', 'Only an owner can remove an owner');
-        if (target.role === 'owner' && (await ownerCount(trx, orgId)) === 1) throw new ApiError('CONFLICT', 'The organization needs an owner: make someone else owner first');
-        await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('person_id', '=', request.params.personId).execute();
-        await audit(trx, { orgId, actor: { kind: 'member', personId: request.portal.person.id }, action: self ? 'member.left' : 'member.removed', target: request.params.personId, before: { role: target.role } });
+        if (target.role === 'owner' && !self && me.role !== 'owner') throw new ApiError('FORBIDDEN', 'Only an owner can remove an owner');
+        if (target.role === 'owner' && ownerCount(team) === 1) throw new ApiError('CONFLICT', 'The organization needs an owner: make someone else owner first');
+        await trx.deleteFrom('memberships').where('org_id', '=', orgId).where('person_id', '=', personId).execute();
+        const reason = self ? 'member.left' : 'member.removed';
+        await audit(trx, { orgId, actor, action: reason, target: personId, before: { role: target.role } });
+        await revokeInvitationsOf(trx, { orgId, inviterId: personId, role: undefined, actor, reason });
       });
       return { ok: true as const };
     },
@@ -246,17 +252,23 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
   // Accepting an invitation: public, since the invited person may have no account yet.
   const InvitationToken = Type.Object({ token: Type.String({ maxLength: 100 }) });
 
+  /**
+   * An open invitation whose inviter is still a member who may grant its role (as when inviting):
+   * one sent by someone since removed, gone or demoted leads nowhere, with the same answer as a
+   * revoked one, should a change have left it open.
+   */
   async function openInvitation(token: string) {
     const row = await db
       .selectFrom('invitations as i')
       .innerJoin('organizations as o', 'o.id', 'i.org_id')
-      .select(['i.id', 'i.org_id', 'i.email', 'i.role', 'o.name'])
+      .leftJoin('memberships as m', (join) => join.onRef('m.org_id', '=', 'i.org_id').onRef('m.person_id', '=', 'i.invited_by'))
+      .select(['i.id', 'i.org_id', 'i.email', 'i.role', 'i.invited_by', 'o.name', 'm.role as inviter_role'])
       .where('i.token_hash', '=', hashToken(token))
       .where('i.accepted_at', 'is', null)
       .where('i.revoked_at', 'is', null)
       .where('i.expires_at', '>', sql<Date>`now()`)
       .executeTakeFirst();
-    if (!row) throw new ApiError('NOT_FOUND_ERROR', 'This invitation is invalid, already used, revoked or expired: ask for a new one');
+    if (!row?.inviter_role || !mayGrant(row.inviter_role, row.role)) throw invalidInvitation();
     return row;
   }
 
@@ -309,8 +321,16 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
         personId = '';
       }
       await db.transaction().execute(async (trx) => {
-        const claimed = await trx.updateTable('invitations').set({ accepted_at: sql<Date>`now()` }).where('id', '=', invitation.id).where('accepted_at', 'is', null).executeTakeFirst();
-        if (claimed.numUpdatedRows === 0n) throw new ApiError('NOT_FOUND_ERROR', 'This invitation was just used');
+        // The inviter's membership first, as a removal or demotion locks it before the invitations.
+        if (!(await stillGrants(trx, invitation.org_id, invitation.invited_by, invitation.role))) throw invalidInvitation();
+        const claimed = await trx
+          .updateTable('invitations')
+          .set({ accepted_at: sql<Date>`now()` })
+          .where('id', '=', invitation.id)
+          .where('accepted_at', 'is', null)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        if (claimed.numUpdatedRows === 0n) throw invalidInvitation();
         // The mailbox received the link: a new account's address counts as verified.
         if (!personId) personId = await insertPerson(trx, { email: invitation.email, name: request.body.name!.trim(), password: request.body.password!, verified: true });
         await trx.insertInto('memberships').values({ org_id: invitation.org_id, person_id: personId, role: invitation.role }).onConflict((oc) => oc.columns(['org_id', 'person_id']).doNothing()).execute();
