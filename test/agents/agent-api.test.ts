@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,10 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_BILLABLES } from '../../src/addresses/service.js';
 import { GUARANTOR_BILLABLES } from '../../src/guarantors/service.js';
 import { createAgent, deactivateAgent, rotateAgentCredential } from '../../src/agents/service.js';
+import { PHOTO_MAX_SIDE, reencodePhoto } from '../../src/files/photos.js';
 import { MAX_PHOTOS } from '../../src/files/service.js';
 import { bearer, buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { GUARANTOR_BODY } from '../respondents/fixtures.js';
 import { ADDRESS_BODY, balanceOf, BUSINESS_BODY, client, deliveriesOf, expectStyleA, IN_PROGRESS, ISO, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
+import { claimingSize, expectStoredPhoto, fakeJpeg, phonePhoto, pixelAt } from '../agents/photo-fixtures.js';
 
 const ADDRESSES = '/v1/verifications/addresses';
 const BUSINESSES = '/v1/verifications/businesses';
@@ -182,18 +185,54 @@ describe('field agents: assignment and the agent API', () => {
       const download = await t.app.inject({ method: 'GET', url: `${first.pathname}${first.search}` });
       expect(download.statusCode).toBe(200);
       expect(download.headers['content-type']).toBe('image/jpeg');
-      expect(download.rawPayload.equals(jpeg)).toBe(true);
+      const reencoded = (await reencodePhoto(jpeg)).bytes;
+      expect(download.rawPayload.equals(reencoded)).toBe(true);
       // The bytes live under the data folder, encrypted (docs/data-protection.md).
       const id = first.pathname.split('/').pop()!;
       const stored = await fs.readFile(path.join(dataDir, 'files', id.slice(0, 2), id));
       expect(stored.subarray(0, 4).toString('latin1')).toBe('VXF1');
-      expect(stored.includes(jpeg.subarray(0, 64))).toBe(false);
+      expect(stored.includes(reencoded.subarray(0, 64))).toBe(false);
       const deliveries = await deliveriesOf(t.database.db, org.id);
       const completed = deliveries.filter((d) => d.type === 'address.completed').at(-1)!;
       expectSameRecord(completed.payload.data, record);
       // The task is closed: no second report.
       expect((await tasksOf(owner.credential)).map((task) => task.id)).not.toContain(created.id);
       expectStyleA(await report('address', created.id, owner.credential, { outcome: 'verified', latitude: 6.4, longitude: 3.4 }, [photo(jpeg)]), 404, 'NOT_FOUND_ERROR');
+    });
+
+    it('stores each photo re-encoded as a JPEG: no EXIF (GPS, serial number, capture time), upright, at most 2,048 px', async () => {
+      const created = (await http.post(ADDRESSES, org.liveSecret, ADDRESS_BODY)).json().data;
+      const owner = (await taskRow('address', created.id))!.agent_id === ada.id ? ada : bayo;
+      const wide = await sharp({ create: { width: 3000, height: 1000, channels: 3, background: '#6a3' } }).jpeg().toBuffer();
+      const res = await report('address', created.id, owner.credential, { outcome: 'verified', ...LEKKI }, [
+        photo(await phonePhoto(), 'phone.jpg'),
+        photo(wide, 'wide.jpg'),
+        photo(png, 'gate.png', 'image/png'),
+      ]);
+      expect(res.statusCode, res.body).toBe(200);
+      const record = (await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data;
+      expect(record.status).toEqual(VERIFIED);
+      const served: Buffer[] = [];
+      for (const url of record.photos as string[]) {
+        const link = new URL(url);
+        const download = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
+        expect(download.statusCode).toBe(200);
+        expect(download.headers['content-type']).toBe('image/jpeg');
+        served.push(download.rawPayload);
+        // The file's record describes the bytes stored, not the ones uploaded.
+        const row = await t.database.db.selectFrom('uploaded_files').selectAll().where('id', '=', link.pathname.split('/').pop()!).executeTakeFirstOrThrow();
+        expect(row).toMatchObject({ content_type: 'image/jpeg', size: download.rawPayload.length, sha256: createHash('sha256').update(download.rawPayload).digest('hex') });
+      }
+      // The phone's photo: turned upright by its orientation (red on top), and nothing of its EXIF.
+      await expectStoredPhoto(served[0]!, { width: 20, height: 40 });
+      const [top, bottom] = [await pixelAt(served[0]!, 10, 5), await pixelAt(served[0]!, 10, 34)];
+      expect(top[0]).toBeGreaterThan(180);
+      expect(top[2]).toBeLessThan(70);
+      expect(bottom[2]).toBeGreaterThan(180);
+      expect(bottom[0]).toBeLessThan(70);
+      // A large photo is scaled down to 2,048 px on its longest side; a PNG is stored as a JPEG.
+      await expectStoredPhoto(served[1]!, { width: PHOTO_MAX_SIDE, height: 683 });
+      await expectStoredPhoto(served[2]!, { width: 8, height: 8 });
     });
 
     it('completes a business from a report with the business findings and a failed outcome', async () => {
@@ -309,6 +348,9 @@ describe('field agents: assignment and the agent API', () => {
       const cases: [Record<string, string | number>, FormFile[], number, RegExp][] = [
         [ok, [], 400, /at least one photo/],
         [ok, [photo(Buffer.from('not an image at all'), 'x.jpg')], 400, /not a JPEG, PNG or WebP/],
+        // JPEG's first bytes and an EXIF block, no image: two of them are not the two photos a verified address needs.
+        [ok, [photo(fakeJpeg(), 'front.jpg'), photo(fakeJpeg(), 'street.jpg')], 400, /Photo "front.jpg" could not be decoded as an image/],
+        [ok, [photo(jpeg), photo(claimingSize(jpeg, 20_000, 20_000), 'bomb.jpg')], 400, /Photo "bomb.jpg" is larger than 120 megapixels/],
         [ok, [{ ...photo(jpeg), field: 'document' }], 400, /Unexpected file field "document"/],
         [ok, Array.from({ length: MAX_PHOTOS + 1 }, () => photo(jpeg)), 413, /at most 10 photos/],
         [{ ...ok, latitude: 'north' }, [photo(jpeg)], 400, /latitude/],
@@ -341,7 +383,7 @@ describe('field agents: assignment and the agent API', () => {
       expect((await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.status.subStatus).toBe('address not found');
     });
 
-    it('takes photos of several MB (over the 1 MB JSON limit) and refuses one over 8 MB with 413', async () => {
+    it('takes photos of several MB (over the 1 MB JSON limit), stores none of the bytes after the image, refuses one over 8 MB with 413', async () => {
       const created = (await http.post(ADDRESSES, org.liveSecret, ADDRESS_BODY)).json().data;
       const owner = (await taskRow('address', created.id))!.agent_id === ada.id ? ada : bayo;
       const big = Buffer.concat([jpeg, Buffer.alloc(3 * 1024 * 1024)]);
@@ -353,7 +395,7 @@ describe('field agents: assignment and the agent API', () => {
       expect((await report('address', created.id, owner.credential, ok, [photo(big), photo(jpeg)])).statusCode).toBe(200);
       const [url] = (await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.photos;
       const download = await t.app.inject({ method: 'GET', url: new URL(url).pathname + new URL(url).search });
-      expect(download.rawPayload.length).toBe(big.length);
+      expect(download.rawPayload.equals((await reencodePhoto(jpeg)).bytes)).toBe(true);
     });
 
     it('moves a deactivated agent\'s open tasks to another agent covering the state', async () => {

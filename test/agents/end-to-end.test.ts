@@ -5,6 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agents/service.js';
+import { reencodePhoto } from '../../src/files/photos.js';
 import { loadSigningKey, signFileUrl } from '../../src/files/urls.js';
 import type { Worker } from '../../src/worker.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
@@ -90,12 +91,14 @@ describe('field verification end to end (real sockets, worker running)', () => {
     expect(record.completedAt).toMatch(ISO);
     expect(record.photos).toHaveLength(2);
 
+    // Stored re-encoded (docs/field-agents.md): the photo's pixels, not the bytes sent.
+    const stored = (await reencodePhoto(jpeg)).bytes;
     for (const url of record.photos as string[]) {
       expect(url.startsWith(`${base}/v1/files/`)).toBe(true);
       const download = await fetch(url);
       expect(download.status).toBe(200);
       expect(download.headers.get('content-type')).toBe('image/jpeg');
-      expect(Buffer.from(await download.arrayBuffer()).equals(jpeg)).toBe(true);
+      expect(Buffer.from(await download.arrayBuffer()).equals(stored)).toBe(true);
     }
 
     const photo = new URL(record.photos[0]);

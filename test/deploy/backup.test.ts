@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reencodePhoto } from '../../src/files/photos.js';
 import { cliJson, expectFailure, killServers, onPostgres, runCli, startServer, throwawayEnv, type CliEnv, type RunningServer, type ThrowawayEnv } from '../helpers/cli.js';
 
 /**
@@ -131,13 +132,15 @@ describe(`backup drill on ${onPostgres ? 'PostgreSQL' : 'the embedded database'}
     const created2 = await call('POST', '/v1/verifications/addresses', org.liveSecret, { ...ADDRESS, reference: 'backup-drill' });
     expect(created2.status, created2.json.message).toBe(201);
     addressId = created2.json.data.id as number;
-    photos = await Promise.all(['#246', '#642'].map((background) => sharp({ create: { width: 40, height: 30, channels: 3, background } }).jpeg().toBuffer()));
+    const uploads = await Promise.all(['#246', '#642'].map((background) => sharp({ create: { width: 40, height: 30, channels: 3, background } }).jpeg().toBuffer()));
+    // Stored re-encoded (docs/field-agents.md): those are the bytes to read back and to look for.
+    photos = await Promise.all(uploads.map(async (upload) => (await reencodePhoto(upload)).bytes));
     const form = new FormData();
     form.set('outcome', 'verified');
     form.set('latitude', '6.4474');
     form.set('longitude', '3.4723');
     form.set('neighborName', 'Mama Ijeoma');
-    for (const [i, photo] of photos.entries()) form.append('photos', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), `photo-${i}.jpg`);
+    for (const [i, photo] of uploads.entries()) form.append('photos', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), `photo-${i}.jpg`);
     const filed = await call('POST', `/v1/agent/tasks/address/${addressId}/report`, agent.credential, form);
     expect(filed.status, JSON.stringify(filed.json)).toBe(200);
     photoPaths = ((await call('GET', `/v1/verifications/addresses/${addressId}`, org.liveSecret)).json.data.photos as string[]).map((url) => new URL(url).pathname);

@@ -9,6 +9,7 @@ import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../help
 import { fieldAgentUser, type FieldAgentUser } from '../helpers/field.js';
 import { operatorUser, ORIGIN, portal, portalOrg, type PortalUser } from '../helpers/portal.js';
 import { ADDRESS_BODY, BUSINESS_BODY, client, deliveriesOf, expectStyleA, multipartBody, VERIFIED, type FormFile } from '../agents/fixtures.js';
+import { expectStoredPhoto, fakeJpeg, phonePhoto } from '../agents/photo-fixtures.js';
 
 const ADDRESSES = '/v1/verifications/addresses';
 const BUSINESSES = '/v1/verifications/businesses';
@@ -234,6 +235,7 @@ describe('the field app API', () => {
     const cases: [Record<string, string | number>, FormFile[], RegExp][] = [
       [ok, [], /at least one photo/],
       [ok, [{ ...photo(), bytes: Buffer.from('not an image') }], /not a JPEG, PNG or WebP/],
+      [ok, [photo(fakeJpeg()), photo(fakeJpeg())], /could not be decoded as an image/],
       [{ ...ok, latitude: 91 }, [photo()], /latitude/],
       [{ outcome: 'verified', latitude: 6.4 }, [photo()], /longitude is required/],
       [{ ...ok, outcome: 'failed', reason: 'it rained' }, [photo()], /reason must be one of address not found/],
@@ -255,6 +257,17 @@ describe('the field app API', () => {
     expect((await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.status.status).toBe('In Progress');
     expect(await completedDeliveries(created.id)).toHaveLength(0);
     expect((await tasksOf(ada)).data.map((task) => task.id)).not.toContain(created.id);
+  });
+
+  it("stores a report's photos re-encoded, without the phone's EXIF, as the agent API does", async () => {
+    const created = await createAddress({ reference: 'field-exif' });
+    const filed = await report(ada, 'address', created.id, { outcome: 'failed', reason: 'address not found', ...IN_LAGOS }, [photo(await phonePhoto())], key());
+    expect(filed.statusCode, filed.body).toBe(200);
+    const [url] = (await http.get(`${ADDRESSES}/${created.id}`, org.liveSecret)).json().data.photos as string[];
+    const link = new URL(url!);
+    const download = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
+    expect(download.headers['content-type']).toBe('image/jpeg');
+    await expectStoredPhoto(download.rawPayload, { width: 20, height: 40 });
   });
 
   it('takes a multipart report only from the app itself (Origin), and JSON everywhere else', async () => {

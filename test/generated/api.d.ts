@@ -380,7 +380,7 @@ export interface paths {
         put?: never;
         /**
          * File the visit report: GPS position, photos, neighbour, outcome; completes the verification (a flagged report waits for review)
-         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each.
+         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each; each is stored re-encoded as a JPEG without its metadata (EXIF, GPS), upright, at most 2,048 px on the longest side, and one that does not decode is refused.
          */
         post: operations["reportAgentTask"];
         delete?: never;

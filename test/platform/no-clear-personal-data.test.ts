@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AccountsService, type CreatedOrganization } from '../../src/accounts/service.js';
 import { createAgent } from '../../src/agents/service.js';
 import { buildApp } from '../../src/app.js';
+import { reencodePhoto } from '../../src/files/photos.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
@@ -85,6 +86,8 @@ describe('no personal data in clear at rest', () => {
   let app: FastifyInstance;
   let base: string;
   let org: CreatedOrganization;
+  /** The visit photo as the agent sends it, and as it is stored (re-encoded): the bytes to look for. */
+  let upload: Buffer;
   let photo: Buffer;
   let face: string;
 
@@ -103,7 +106,8 @@ describe('no personal data in clear at rest', () => {
     app = await buildApp({ config, database });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     org = await new AccountsService(database.db).create({ name: 'Clear Check Ltd', enabled: true, riskLevel: 'LOW', payloadType: 'FULL', fund: 10_000_000 });
-    photo = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#2a7' } }).jpeg({ quality: 95 }).toBuffer();
+    upload = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#2a7' } }).jpeg({ quality: 95 }).toBuffer();
+    photo = (await reencodePhoto(upload)).bytes;
     face = (await sharp({ create: { width: 64, height: 64, channels: 3, background: '#c85' } }).jpeg({ quality: 95 }).toBuffer()).toString('base64');
   }, 120_000);
 
@@ -139,8 +143,8 @@ describe('no personal data in clear at rest', () => {
     expect(created.statusCode, created.body).toBe(201);
     const addressId = created.json().data.id as number;
     const form = multipartBody({ outcome: 'verified', latitude: 6.4474, longitude: 3.4723, ...NEIGHBOUR }, [
-      { filename: 'front.jpg', type: 'image/jpeg', bytes: photo },
-      { filename: 'gate.jpg', type: 'image/jpeg', bytes: photo },
+      { filename: 'front.jpg', type: 'image/jpeg', bytes: upload },
+      { filename: 'gate.jpg', type: 'image/jpeg', bytes: upload },
     ]);
     const filed = await app.inject({ method: 'POST', url: `/v1/agent/tasks/address/${addressId}/report`, headers: { ...bearer(credential), ...form.headers }, payload: form.payload });
     expect(filed.statusCode, filed.body).toBe(200);

@@ -1552,7 +1552,7 @@ export interface paths {
         put?: never;
         /**
          * File the visit report (the agent API's checks and outcome); once per Idempotency-Key
-         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each. Send an Idempotency-Key header, new for each report: the same key again answers the first report's outcome (with Idempotent-Replayed: true) and files nothing; the same key with another report is 422.
+         * @description multipart/form-data. A report the review check flags (a position more than 50 km outside the state of the place, fewer than 2 photos for a verified address, filed after the visit was due) is accepted and held for the operator's review: the verification completes when an operator approves it. Photos: 1 to 10 files named "photos", JPEG, PNG or WebP, 8 MB each; each is stored re-encoded as a JPEG without its metadata (EXIF, GPS), upright, at most 2,048 px on the longest side, and one that does not decode is refused. Send an Idempotency-Key header, new for each report: the same key again answers the first report's outcome (with Idempotent-Replayed: true) and files nothing; the same key with another report is 422.
          */
         post: operations["fieldReportTask"];
         delete?: never;
