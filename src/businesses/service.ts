@@ -7,6 +7,7 @@ import { consentColumns, workflowConsent, type Consent, type ConsentInput } from
 import { closeFieldTask, openFieldTask } from '../agents/service.js';
 import { OPEN_STATUSES, type StoredApplicant, type VisitReport } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
+import { IDENTITY_BILLABLES } from '../identities/lookups.js';
 import type { Registry } from '../identities/registry/registry.js';
 import { chargeUsage, priceOf, refund, type Billable } from '../platform/billing.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
@@ -118,21 +119,18 @@ export async function locateBusiness(checked: CheckedBusiness, registry: Registr
   const company = await findRegisteredCompany(registry, checked.rcNumber);
   const found = company ? registeredPlace(company) : {};
   const name = checked.name ?? company?.companyName;
-  const problems = new Problems();
-  if (name === undefined) problems.add('name (or businessName) is required');
-  const missing = PLACE_FIELDS.filter((field) => found[field] === undefined);
-  for (const field of missing) problems.add(`${field} is required`);
-  if (missing.length > 0) {
-    const why = !company
-      ? `no company with rcNumber ${checked.rcNumber} is in the corporate registry`
-      : found.street === undefined
-        ? `the corporate registry holds no head-office address for ${checked.rcNumber}`
-        : `the corporate registry's head-office address for ${checked.rcNumber} names no ${missing.join(' or ')} we recognise`;
-    problems.add(`${why}, so the address must be sent`);
+  if (PLACE_FIELDS.some((field) => found[field] === undefined)) {
+    // One answer whether the company is unknown or its address unusable, naming every field as the
+    // request left them: this 400 is not charged, so it must not tell which companies exist.
+    const problems = new Problems();
+    if (checked.name === undefined) problems.add('name (or businessName) is required');
+    for (const field of PLACE_FIELDS) problems.add(`${field} is required`);
+    problems.add(`the corporate registry has no head-office address we can visit for rcNumber ${checked.rcNumber}, so the address must be sent`);
+    problems.throwIfAny();
   }
-  problems.throwIfAny();
+  if (name === undefined) throw new ApiError('VALIDATION_ERROR', 'name (or businessName) is required');
   const place: Place = { street: found.street!, city: found.city ?? '', landmark: '', lga: found.lga!, state: found.state!, country: 'Nigeria' };
-  return { ...checked, place, name: name!, addressSource: 'corporate_registry' };
+  return { ...checked, place, name, addressSource: 'corporate_registry' };
 }
 
 /**
@@ -257,7 +255,12 @@ export async function applyBusinessTransition(
   if (change.to === 'cancelled') {
     updated = await businesses.update(trx, scope, id, { status: 'cancelled', cancelled_at: now });
     if (row.charged > 0 && row.visit_started_at === null) {
-      await refund(trx, scope.orgId, row.charged, `business ${row.reference} cancelled before a visit`);
+      // A head office found in the corporate registry was shown at create (the company's name and
+      // address): that lookup is kept at the cac price, the visit refunded, so create-then-cancel
+      // is not a free CAC lookup.
+      const kept = row.address_source === 'corporate_registry' ? Math.min(row.charged, await priceOf(trx, IDENTITY_BILLABLES.cac)) : 0;
+      const description = kept > 0 ? `business ${row.reference} cancelled before a visit (its corporate registry lookup kept)` : `business ${row.reference} cancelled before a visit`;
+      if (row.charged > kept) await refund(trx, scope.orgId, row.charged - kept, description);
     }
   } else {
     const { report } = change;

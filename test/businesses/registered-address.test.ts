@@ -1,3 +1,4 @@
+import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { loadTestIdentities } from '../../src/identities/registry/test-identities.js';
@@ -91,7 +92,7 @@ describe('business verification by rcNumber alone', () => {
     const org = await t.org();
     const error = expectStyleA(await http.post(BASE, org.testSecret, { ...ONLY_RC, rcNumber: 'RC999999' }), 400, 'VALIDATION_ERROR');
     expect(error.message).toBe(
-      'name (or businessName) is required; street is required; lga is required; state is required; no company with rcNumber RC999999 is in the corporate registry, so the address must be sent',
+      'name (or businessName) is required; street is required; lga is required; state is required; the corporate registry has no head-office address we can visit for rcNumber RC999999, so the address must be sent',
     );
     expect((await http.get(BASE, org.testSecret)).json()._pagination.total).toBe(0);
   });
@@ -137,8 +138,8 @@ describe('business verification by rcNumber alone', () => {
       for (const rcNumber of ['BN2210034', '2210034', '6610067', 'IT6610067']) {
         const res = await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber });
         if (rcNumber.endsWith('6610067')) {
-          // Found, but without a head-office address.
-          expect(expectStyleA(res, 400, 'VALIDATION_ERROR').message).toMatch(/the corporate registry holds no head-office address for (IT)?6610067, so the address must be sent$/);
+          // Found, but without a head-office address: answered as an unknown company is.
+          expect(expectStyleA(res, 400, 'VALIDATION_ERROR').message).toBe(`name (or businessName) is required; street is required; lga is required; state is required; the corporate registry has no head-office address we can visit for rcNumber ${rcNumber}, so the address must be sent`);
           continue;
         }
         expect(res.statusCode, res.body).toBe(200);
@@ -146,18 +147,37 @@ describe('business verification by rcNumber alone', () => {
       }
       // The registry type follows the prefix: RC is a limited company, and 2210034 is a business name.
       const wrongType = expectStyleA(await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber: 'RC2210034' }), 400, 'VALIDATION_ERROR');
-      expect(wrongType.message).toMatch(/no company with rcNumber RC2210034 is in the corporate registry/);
+      expect(wrongType.message).toMatch(/the corporate registry has no head-office address we can visit for rcNumber RC2210034/);
     });
 
-    it('answers 400 naming the fields an address without a known state or LGA lacks; nothing charged', async () => {
+    it('answers an address without a known state or LGA as an unknown company, naming the same fields; nothing charged', async () => {
       const org = await t.org({ fund: 1_000_000 });
-      const noState = expectStyleA(await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber: '3310045' }), 400, 'VALIDATION_ERROR');
-      expect(noState.message).toBe(
-        "lga is required; state is required; the corporate registry's head-office address for 3310045 names no lga or state we recognise, so the address must be sent",
-      );
-      const noLga = expectStyleA(await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber: '5510056' }), 400, 'VALIDATION_ERROR');
-      expect(noLga.message).toBe("lga is required; the corporate registry's head-office address for 5510056 names no lga we recognise, so the address must be sent");
+      // 3310045: no state we know; 5510056: no LGA; 6610067: no address; RC999999: no company. The
+      // 400 is free, so none of them may tell which companies exist.
+      const answers = [];
+      for (const rcNumber of ['3310045', '5510056', '6610067', '7710999']) {
+        const error = expectStyleA(await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber, name: 'Acme' }), 400, 'VALIDATION_ERROR');
+        answers.push(error.message.replace(rcNumber, 'N'));
+      }
+      expect(new Set(answers)).toEqual(new Set(['street is required; lga is required; state is required; the corporate registry has no head-office address we can visit for rcNumber N, so the address must be sent']));
       expect((await t.accounts.get(org.id)).balance).toBe(1_000_000);
+    });
+
+    it('keeps the CAC lookup price when a business found in the registry is cancelled before its visit', async () => {
+      const org = await t.org({ fund: 1_000_000 });
+      const found = (await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber: '4410021' })).json().data;
+      expect((await http.del(`${BASE}/${found.id}`, org.liveSecret)).statusCode).toBe(200);
+      expect((await t.accounts.get(org.id)).balance).toBe(1_000_000 - IDENTITY_BILLABLES.cac.defaultPrice);
+      // A business at an address the customer sent is refunded whole.
+      const sent = (await http.post(BASE, org.liveSecret, { ...ONLY_RC, rcNumber: '4410021', street: '1 Marina', lga: 'Lagos Island', state: 'Lagos', name: 'Acme' })).json().data;
+      expect(sent.addressSource).toBe('applicant');
+      expect((await http.del(`${BASE}/${sent.id}`, org.liveSecret)).statusCode).toBe(200);
+      expect((await t.accounts.get(org.id)).balance).toBe(1_000_000 - IDENTITY_BILLABLES.cac.defaultPrice);
+      const refunds = await t.database.db.selectFrom('ledger_entries').select(['kind', 'amount', 'description']).where('org_id', '=', org.id).where('kind', '=', 'refund').orderBy('id').execute();
+      expect(refunds.map((row) => [Number(row.amount), row.description])).toEqual([
+        [BUSINESS_PRICE - IDENTITY_BILLABLES.cac.defaultPrice, expect.stringMatching(/cancelled before a visit \(its corporate registry lookup kept\)$/)],
+        [BUSINESS_PRICE, expect.stringMatching(/cancelled before a visit$/)],
+      ]);
     });
 
     it('answers 402 before the registry is asked when the wallet cannot pay', async () => {
