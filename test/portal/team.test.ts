@@ -32,6 +32,9 @@ describe('team', () => {
     expect(info.json()).toEqual({ orgName: org.name, email, role: 'viewer', hasAccount: false });
     const weak = await portal(ctx.app, undefined, { method: 'POST', url: '/api/invitations/accept', payload: { token, name: 'Vee', password: 'short' } });
     expect(weak.statusCode).toBe(400);
+    // The name is mailed when this person invites others: one line.
+    const twoLines = await portal(ctx.app, undefined, { method: 'POST', url: '/api/invitations/accept', payload: { token, name: 'Vee\nhttps://x.example', password: 'viewer password 1' } });
+    expect([twoLines.statusCode, twoLines.json().message]).toEqual([400, 'name must be on one line (no line breaks)']);
     const accept = await portal(ctx.app, undefined, { method: 'POST', url: '/api/invitations/accept', payload: { token, name: 'Vee Viewer', password: 'viewer password 1' } });
     expect(accept.statusCode).toBe(200);
     const cookie = /vouch_session=([^;]+)/.exec(String(accept.headers['set-cookie']))![0];
