@@ -6,7 +6,7 @@ import type { EmploymentService } from '../../employments/service.js';
 import type { FileUrls } from '../../files/urls.js';
 import { findGuarantor } from '../../guarantors/repository.js';
 import type { GuarantorService } from '../../guarantors/service.js';
-import { maskIdentifier } from '../../identities/lookups.js';
+import { maskIdentityNumbers } from '../../identities/personal-fields.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Scope } from '../../platform/pagination.js';
 import type { StatusTriple } from '../../platform/state-machine.js';
@@ -45,12 +45,11 @@ const facts = (...pairs: [string, string][]): Fact[] => pairs.filter(([, value])
 
 /**
  * The portal shows identity numbers masked, like the lookups list: people browsing the portal
- * (viewers too) need to recognise a record, not read a BVN or NIN off the screen.
+ * (viewers too) need to recognise a record, not read a BVN or NIN off the screen. Every
+ * identity-number field at any depth, by the list the webhook delivery log masks by too.
  */
 export function maskRecord(record: Json): Json {
-  const applicant = record.applicant as Json | undefined;
-  if (!applicant || typeof applicant.idNumber !== 'string' || applicant.idNumber === '') return record;
-  return { ...record, applicant: { ...applicant, idNumber: maskIdentifier(applicant.idNumber) } };
+  return maskIdentityNumbers(record);
 }
 
 /** The record exactly as the kind's GET endpoint answers it (404 with the domain's message when it is not the scope's). */

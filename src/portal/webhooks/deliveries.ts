@@ -6,7 +6,7 @@ import { getDelivery, listDeliveries, redeliver, redeliverFailed, type DeliveryV
 import { audit, type Actor } from '../audit.js';
 import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
 import { ModeQuery, Nullable } from '../schemas.js';
-import { maskEventBody } from './masking.js';
+import { maskEventBody, type MaskedBody } from './masking.js';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
 
@@ -20,7 +20,7 @@ export const DeliverySummary = Type.Object({
   status: Status,
   attemptCount: Type.Integer({ description: 'Attempts so far, resends included' }),
   lastStatusCode: Nullable(Type.Integer()),
-  lastError: Nullable(Type.String()),
+  lastError: Nullable(Type.String({ description: "The last attempt's error, the body's personal data masked in it as in the detail" })),
   nextAttemptAt: Nullable(Type.String({ format: 'date-time', description: 'While pending: when the next attempt is due' })),
   createdAt: Type.String({ format: 'date-time' }),
   deliveredAt: Nullable(Type.String({ format: 'date-time' })),
@@ -41,9 +41,9 @@ export const DeliveryDetail = Type.Object({
   ...DeliverySummary.properties,
   payload: Type.Unknown({
     description:
-      'The event body as sent ({type, timestamp, data}), with identity numbers, phone numbers, birth dates and email addresses masked; null when it was not kept (sendable false)',
+      'The event body as sent ({type, timestamp, data}), with identity-document numbers (BVN, NIN, vNIN, licence, voter card, TIN), phone numbers, birth dates, email and IP addresses masked and photos replaced by "[image not shown: N characters]", for every role; null when it was not kept (sendable false)',
   }),
-  attempts: Type.Array(Attempt, { description: "Each attempt; the values masked in the body are masked in the receiver's answers too" }),
+  attempts: Type.Array(Attempt, { description: "Each attempt; the values masked in the body are masked in its error and the receiver's answer too, and images there are not shown" }),
 });
 
 /** What a detail view showed personal data of: the verification the event reports on (none for webhook.test). */
@@ -73,7 +73,11 @@ interface Scope {
   mode: Mode;
 }
 
-export function summary(delivery: DeliveryView): Static<typeof DeliverySummary> {
+/**
+ * A delivery as the log lists it. Its last error is scrubbed as its attempts' errors are: a
+ * receiver's redirect names its Location there, which may repeat the body's numbers.
+ */
+function summary(delivery: DeliveryView, masked: MaskedBody): Static<typeof DeliverySummary> {
   return {
     id: delivery.id,
     webhookId: delivery.webhookId,
@@ -81,12 +85,31 @@ export function summary(delivery: DeliveryView): Static<typeof DeliverySummary> 
     status: delivery.status,
     attemptCount: delivery.attemptCount,
     lastStatusCode: delivery.lastStatusCode,
-    lastError: delivery.lastError,
+    lastError: masked.scrub(delivery.lastError),
     nextAttemptAt: delivery.nextAttemptAt,
     createdAt: delivery.createdAt,
     deliveredAt: delivery.deliveredAt,
     sendable: delivery.sendable,
   };
+}
+
+/** What a delivery recorded without its body can repeat of it: nothing, but an image is still not shown. */
+const BODILESS = maskEventBody(null);
+
+/**
+ * The masked bodies of the deliveries with a last error, the only text of a list row that can
+ * repeat the body; the others' bodies are not read (each is decrypted).
+ */
+async function maskingOf(db: Kysely<DB>, deliveries: readonly DeliveryView[]): Promise<Map<number, MaskedBody>> {
+  const ids = deliveries.filter((delivery) => delivery.lastError !== null && delivery.sendable).map((delivery) => delivery.id);
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'payload']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), maskEventBody(row.payload)]));
+}
+
+async function summaries(db: Kysely<DB>, deliveries: readonly DeliveryView[]): Promise<Static<typeof DeliverySummary>[]> {
+  const masking = await maskingOf(db, deliveries);
+  return deliveries.map((delivery) => summary(delivery, masking.get(delivery.id) ?? BODILESS));
 }
 
 /** A page of the scope's log, newest first, with its (capped) count. */
@@ -102,7 +125,7 @@ export async function deliveryPage(
     listDeliveries(db, { ...scope, status: query.status, limit: query.limit, offset: query.offset }),
     cappedCount(db, matching.select('id')),
   ]);
-  return { data: rows.map(summary), ...counted, limit: query.limit, offset: query.offset, retentionDays };
+  return { data: await summaries(db, rows), ...counted, limit: query.limit, offset: query.offset, retentionDays };
 }
 
 /** One delivery of the scope; another organization's or mode's id is 404, as is no delivery. */
@@ -116,7 +139,7 @@ async function findDelivery(db: Kysely<DB>, scope: Scope, rawId: string): Promis
 }
 
 /**
- * One delivery of the scope with its body (personal numbers masked, see masking.ts) and attempts,
+ * One delivery of the scope with its body (personal data masked, photos withheld: masking.ts) and attempts,
  * and the verification whose data it shows, for the access log.
  */
 export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string): Promise<{ detail: Static<typeof DeliveryDetail>; viewed: ViewedRecord | undefined }> {
@@ -124,7 +147,7 @@ export async function deliveryDetail(db: Kysely<DB>, scope: Scope, rawId: string
   const row = await db.selectFrom('webhook_deliveries').select(['payload', 'resource_kind', 'resource_id']).where('id', '=', delivery.id).executeTakeFirstOrThrow();
   const masked = maskEventBody(row.payload);
   const detail = {
-    ...summary(delivery),
+    ...summary(delivery, masked),
     payload: masked.body ?? null,
     attempts: delivery.attempts.map((attempt) => ({
       attemptedAt: attempt.attemptedAt,
@@ -152,7 +175,8 @@ export async function resendDelivery(db: Kysely<DB>, scope: Scope, rawId: string
     await redeliver(trx, delivery.id);
     await audit(trx, { orgId: scope.orgId, actor, action: 'webhook.resent', target: delivery.webhookId, before: { status: delivery.status }, after: { type: delivery.type, mode: scope.mode, status: 'pending' } });
   });
-  return summary(await findDelivery(db, scope, rawId));
+  const [resent] = await summaries(db, [await findDelivery(db, scope, rawId)]);
+  return resent!;
 }
 
 /**

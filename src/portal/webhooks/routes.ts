@@ -248,7 +248,7 @@ export async function webhookRoutes(parent: FastifyInstance, { db, config }: Por
         operationId: 'portalGetWebhookDelivery',
         summary: 'One delivery of the mode: the event body and every attempt (time, status code, duration, error, the start of the answer)',
         description:
-          "Identity numbers, phone numbers, birth dates and email addresses in the body (and in the receiver's answers) are masked, for every role. Viewing a verification's event is written to the personal-data access log as a view of that verification.",
+          "Identity-document numbers, phone numbers, birth dates, email and IP addresses in the body (and in the attempts' errors and the receiver's answers) are masked and photos are not shown, for every role. Viewing a verification's event is written to the personal-data access log as a view of that verification.",
         security: sessionSecurity,
         params: DeliveryParams,
         querystring: ModeQuery,

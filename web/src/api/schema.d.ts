@@ -615,7 +615,7 @@ export interface paths {
         };
         /**
          * One delivery of the mode: the event body and every attempt (time, status code, duration, error, the start of the answer)
-         * @description Identity numbers, phone numbers, birth dates and email addresses in the body (and in the receiver's answers) are masked, for every role. Viewing a verification's event is written to the personal-data access log as a view of that verification.
+         * @description Identity-document numbers, phone numbers, birth dates, email and IP addresses in the body (and in the attempts' errors and the receiver's answers) are masked and photos are not shown, for every role. Viewing a verification's event is written to the personal-data access log as a view of that verification.
          */
         get: operations["portalGetWebhookDelivery"];
         put?: never;
@@ -5263,9 +5263,9 @@ export interface operations {
                         deliveredAt: string | null;
                         /** @description False for an event that happened while no endpoint was set for the mode: it was recorded without its body, was not sent and cannot be resent */
                         sendable: boolean;
-                        /** @description The event body as sent ({type, timestamp, data}), with identity numbers, phone numbers, birth dates and email addresses masked; null when it was not kept (sendable false) */
+                        /** @description The event body as sent ({type, timestamp, data}), with identity-document numbers (BVN, NIN, vNIN, licence, voter card, TIN), phone numbers, birth dates, email and IP addresses masked and photos replaced by "[image not shown: N characters]", for every role; null when it was not kept (sendable false) */
                         payload: unknown;
-                        /** @description Each attempt; the values masked in the body are masked in the receiver's answers too */
+                        /** @description Each attempt; the values masked in the body are masked in its error and the receiver's answer too, and images there are not shown */
                         attempts: {
                             /** Format: date-time */
                             attemptedAt: string;

@@ -209,7 +209,7 @@ function DeliveryDrawer({ mode, id, onClose }: { mode: Mode; id: number; onClose
                 Body
               </Title>
               <Text size="xs" c="dimmed">
-                Identity numbers, phone numbers, birth dates and email addresses are masked here (and in the answers above); your endpoint received them in full.
+                Identity numbers, phone numbers, birth dates and email addresses are masked here (and in the errors and answers above), and photos are not shown; your endpoint received them in full.
               </Text>
               <ScrollArea.Autosize mah={360}>
                 <Code block>{JSON.stringify(delivery.data.payload, null, 2)}</Code>
