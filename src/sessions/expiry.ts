@@ -4,7 +4,7 @@ import { expireDueSessions } from './service.js';
 /** How often the worker looks for sessions past their expiry (the end-user API also expires one it opens late). */
 export const SESSION_EXPIRY_INTERVAL_MS = 60_000;
 
-/** Background task: open sessions past `expiresAt` end expired (session.expired sent, nothing charged). */
+/** Background task: open sessions past `expiresAt` end expired (session.expired sent; charged when the ID was found). */
 export function sessionExpiryTask(options: { intervalMs?: number; now?: () => Date } = {}): BackgroundTask {
   const name = 'session expiry';
   const now = options.now ?? (() => new Date());

@@ -287,7 +287,7 @@ export class SessionFlow {
     return this.viewOf(decided);
   }
 
-  /** The end user stops: the session ends cancelled (no webhook, no charge). */
+  /** The end user stops: the session ends cancelled (no webhook; charged when its ID was already found). */
   async cancel(token: string): Promise<EndUserView> {
     const row = await this.openForStep(token);
     const now = this.now();

@@ -10,7 +10,8 @@ import type { SessionApplicant, SessionIdType } from './tables.js';
  * identities in test mode; the embedded registry and the configured upstreams live) through the
  * identity lookups' registry, and the record found is compared with what the customer prefilled,
  * as a lookup compares its applicant: the fields the organization's risk level verifies must match.
- * Nothing is charged here: the session is charged once, at completion.
+ * Nothing is charged here: the session is charged once, when it ends (docs/sessions.md, "Charging"),
+ * and the record is shown only from then on.
  */
 
 /** The person fields every ID type's record holds, and its photo (base64, a data URL or a URL). */

@@ -47,6 +47,30 @@ export function subStatusOf(row: SessionRow): string | null {
   return row.reasons[0] ?? null;
 }
 
+/**
+ * Whether the registry's record may be shown: once the session's price is settled (its usage row
+ * written: at completion, or at a cancellation or expiry after the ID was found). Before that, the
+ * lookup's answer is worth a paid lookup, and cancelling would have made it free.
+ */
+export function recordShown(row: Pick<SessionRow, 'usage_id'>): boolean {
+  return row.usage_id !== null;
+}
+
+/**
+ * The checks as they may be shown. Until the record may be (`recordShown`), the ID check says
+ * whether it passed and how many tries it took, not how the prefilled fields compared nor why a
+ * try failed: "found but not matching" would tell that the number exists.
+ */
+export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id'>): SessionRecord['checks'] {
+  const { idLookup, liveness, faceMatch } = row.checks;
+  const shown = recordShown(row);
+  return {
+    idLookup: idLookup ? (shown ? idLookup : { ...idLookup, fieldMatches: null, reasons: [] }) : null,
+    liveness: liveness ?? null,
+    faceMatch: faceMatch ?? null,
+  };
+}
+
 export function renderSession(row: SessionRow, secrets?: { url: string; clientSecret: string }): SessionRecord {
   return {
     id: row.public_id,
@@ -58,8 +82,8 @@ export function renderSession(row: SessionRow, secrets?: { url: string; clientSe
     applicant: row.applicant,
     requestedChecks: { idLookup: true, liveness: row.check_liveness, faceMatch: row.check_face_match },
     idType: row.id_type,
-    identity: row.identity,
-    checks: { idLookup: row.checks.idLookup ?? null, liveness: row.checks.liveness ?? null, faceMatch: row.checks.faceMatch ?? null },
+    identity: recordShown(row) ? row.identity : null,
+    checks: shownChecks(row),
     reasons: row.reasons,
     userConsent: row.user_consent,
     redirectUrl: row.redirect_url,

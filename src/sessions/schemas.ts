@@ -34,9 +34,18 @@ export const SessionRecord = Type.Object({
   applicant: SessionApplicantRecord,
   requestedChecks: Type.Object({ idLookup: Type.Literal(true), liveness: Type.Boolean(), faceMatch: Type.Boolean() }),
   idType: Nullable(Str('The ID type the lookup found')),
-  identity: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "The record found, as the type's identity lookup returns it for the account's payload type" })),
+  identity: Nullable(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: "The record found, as the type's identity lookup returns it for the account's payload type; null until the session has been charged (completed, or cancelled or expired after its ID was found)",
+    }),
+  ),
   checks: Type.Object({
-    idLookup: Nullable(Type.Object({ passed: Type.Boolean(), idType: Nullable(Str()), attempts: Type.Integer(), fieldMatches: Nullable(FieldMatches), reasons: Reasons })),
+    idLookup: Nullable(
+      Type.Object(
+        { passed: Type.Boolean(), idType: Nullable(Str()), attempts: Type.Integer(), fieldMatches: Nullable(FieldMatches), reasons: Reasons },
+        { description: 'fieldMatches and a failed try\'s reasons come from the record found: null and empty until the session has been charged, like identity' },
+      ),
+    ),
     liveness: Nullable(
       Type.Object({
         passed: Type.Boolean(),

@@ -56,7 +56,8 @@ export interface Caller extends Scope {
 /**
  * Creates a session and its two tokens (only their hashes are stored; the answer is the one time
  * they exist in clear). A live wallet that cannot cover the session price now is refused with 402
- * and a usage row (nothing is charged at creation; the price is charged at completion).
+ * and a usage row (nothing is charged at creation; the price is charged when the session ends
+ * completed, or cancelled or expired after its ID was found: applySessionTransition).
  */
 export async function createSession(
   db: Kysely<DB>,
@@ -135,8 +136,8 @@ function alreadyEnded(row: SessionRow): ApiError {
 
 /**
  * The customer's DELETE (and the portal's Cancel session): an open session ends cancelled (no
- * charge, no webhook); 409 once it has ended. `inTransaction` runs in the cancellation's own
- * transaction (the portal's audit row), with the row as it was before.
+ * webhook; charged when its ID was already found); 409 once it has ended. `inTransaction` runs in
+ * the cancellation's own transaction (the portal's audit row), with the row as it was before.
  */
 export async function cancelSession(
   db: Kysely<DB>,
@@ -155,7 +156,7 @@ export async function cancelSession(
 
 /**
  * Ends, as expired, up to `batch` open sessions past their expiry; returns how many. Rows another
- * worker holds are skipped. Nothing is charged; session.expired is sent.
+ * worker holds are skipped. session.expired is sent; a session whose ID was found is charged.
  */
 export async function expireDueSessions(db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
   const due = await db

@@ -20,21 +20,25 @@ export interface SessionChange {
 
 /**
  * The one function that changes a session's status: checks the transition against
- * SESSION_MACHINE (409 when not allowed), writes the row, charges a live completion (verified or
- * failed) once, and queues its webhook (session.completed, session.expired), all in the caller's
+ * SESSION_MACHINE (409 when not allowed), writes the row, charges the session price once in live
+ * mode, and queues its webhook (session.completed, session.expired), all in the caller's
  * transaction, so the charge, the webhook and the result commit together or not at all. `row`
  * must have been locked (FOR UPDATE) by that transaction.
  *
- * A wallet that cannot pay at completion (it covered the price when the session was created, see
- * docs/sessions.md "Charging") does not hold the end user's result back: the completion stands,
- * and its usage row says `insufficient_funds` with nothing charged.
+ * Charged: a completion (verified or failed), and a cancellation or expiry after the ID lookup
+ * found the person: the lookup is the costly part of the price, and its answer (the ID exists)
+ * was given. Its usage row is also what lets the registry's record be shown (`recordShown`).
+ * A wallet that cannot pay then (it covered the price when the session was created, see
+ * docs/sessions.md "Charging") does not change the outcome: it stands, and its usage row says
+ * `insufficient_funds` with nothing charged.
  */
 export async function applySessionTransition(trx: Transaction<DB>, row: SessionRow, change: SessionChange): Promise<SessionRow> {
   assertTransition(SESSION_MACHINE, row.status, change.to);
   const { now } = change;
   const completes = change.to === 'verified' || change.to === 'failed';
+  const endsAfterLookup = (change.to === 'cancelled' || change.to === 'expired') && row.checks.idLookup?.passed === true;
   let billing: Updateable<VerificationSessionsTable> = {};
-  if (completes) {
+  if (completes || endsAfterLookup) {
     const usage = await chargeUsage(trx, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session, subject: `reference ${row.reference}` });
     billing = { price: usage.price, usage_id: usage.usageId };
   }

@@ -542,7 +542,7 @@ export interface paths {
         put?: never;
         /**
          * Create a verification session: a hosted link (and SDK client secret) where the end user proves who they are
-         * @description Answers the session with its url and clientSecret, shown this once. Nothing is charged now: a live session is charged the session price (type `session`) once, when it completes (verified or failed); a wallet that cannot cover that price now is refused with 402. A reference already used by this account in this mode is 409.
+         * @description Answers the session with its url and clientSecret, shown this once. Nothing is charged now: a live session is charged the session price (type `session`) once, when it completes (verified or failed), or when it is cancelled or expires after its ID was found; a wallet that cannot cover that price now is refused with 402. A reference already used by this account in this mode is 409.
          */
         post: operations["createVerificationSession"];
         delete?: never;
@@ -558,13 +558,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch a verification session: its status, the identity found and every check with its scores and reasons */
+        /**
+         * Fetch a verification session: its status, the identity found and every check with its scores and reasons
+         * @description The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found. Before that, checks.idLookup says only whether the ID step passed and its tries.
+         */
         get: operations["getVerificationSession"];
         put?: never;
         post?: never;
         /**
          * Cancel a verification session that has not ended
-         * @description The end user's link stops working. Nothing is charged and no webhook is sent. A session that has ended is 409.
+         * @description The end user's link stops working. No webhook is sent. A live session whose ID was already found is charged the session price (the lookup was made, and its answer given); before that, nothing is charged. A session that has ended is 409.
          */
         delete: operations["cancelVerificationSession"];
         options?: never;

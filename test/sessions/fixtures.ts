@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { IdentityType, RecordOf } from '../../src/identities/records.js';
+import type { Registry } from '../../src/identities/registry/registry.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import '../../src/sessions/tables.js';
 
-/** Helpers the session tests share: a client over a real socket, and database reads. */
+/** Helpers the session tests share: a client over a real socket, database reads, and a live registry a test holds back. */
 
 export interface Answer {
   status: number;
@@ -88,3 +90,60 @@ export const SANDBOX = {
 
 /** A session without liveness: the ID step decides it (the end-user tests' default until frames are needed). */
 export const ID_ONLY = { checks: { liveness: false, faceMatch: false } };
+
+/**
+ * A live registry held in memory, whose answers a test can hold back (an upstream provider that
+ * is slow) or make fail (one that is down), per identity number.
+ */
+export class HeldRegistry implements Registry {
+  private readonly records = new Map<string, Record<string, unknown>>();
+  private readonly held = new Map<string, Promise<void>>();
+  private readonly failing = new Map<string, Error>();
+  /** The numbers asked for, in order. */
+  readonly asked: string[] = [];
+
+  add(type: IdentityType, key: string, record: Record<string, unknown>): this {
+    this.records.set(`${type}:${key}`, record);
+    return this;
+  }
+
+  /** The next lookups of `key` wait until the function returned is called. */
+  hold(key: string): () => void {
+    let release!: () => void;
+    this.held.set(key, new Promise((resolve) => (release = resolve)));
+    return () => {
+      this.held.delete(key);
+      release();
+    };
+  }
+
+  /** Lookups of `key` throw `error` (until `heal`). */
+  fail(key: string, error: Error): void {
+    this.failing.set(key, error);
+  }
+
+  heal(key: string): void {
+    this.failing.delete(key);
+  }
+
+  async find<T extends IdentityType>(type: T, key: string): Promise<RecordOf[T] | undefined> {
+    this.asked.push(key);
+    await this.held.get(key);
+    const error = this.failing.get(key);
+    if (error) throw error;
+    return this.records.get(`${type}:${key}`) as RecordOf[T] | undefined;
+  }
+
+  async findNinByPhone(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+/** Waits until `check` holds (a lookup has reached the registry, a row has changed), polling. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -3,14 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOWHERE_WEBHOOK_URL } from '../helpers/app.js';
 import { buildWebContext, watchErrors, type WebContext } from '../helpers/browser.js';
 import { addMember, portalUser, type PortalUser } from '../helpers/portal.js';
-import { completeWithHelper, createSession, type MadeSession } from '../portal/session-fixtures.js';
-import { httpClient } from '../sessions/fixtures.js';
+import { completeWithHelper, createSession, toLiveness, type MadeSession } from '../portal/session-fixtures.js';
+import { httpClient, SANDBOX } from '../sessions/fixtures.js';
 import { noOverflow } from './verify-helpers.js';
 
 /**
  * Cancelling a verification session from its page, in Chromium at phone width: the owner sees
  * Cancel session on an open session only, confirms in a dialog, and the page then shows it
- * cancelled without the button; a viewer never sees the button.
+ * cancelled without the button; a viewer never sees the button. A session whose ID was found
+ * shows that ID without the registry's details, and its dialog says cancelling is charged.
  */
 let web: WebContext;
 let testSecret: string;
@@ -18,6 +19,7 @@ let owner: PortalUser;
 let viewer: PortalUser;
 let open: MadeSession;
 let verified: MadeSession;
+let idFound: MadeSession;
 
 beforeAll(async () => {
   web = await buildWebContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
@@ -30,6 +32,8 @@ beforeAll(async () => {
   const http = httpClient(web.baseUrl);
   open = await createSession(http, org.testSecret, { reference: 'loan-9001' });
   verified = await createSession(http, org.testSecret, { reference: 'loan-9002' });
+  idFound = await createSession(http, org.testSecret, { reference: 'loan-9003' });
+  await toLiveness(http, idFound, SANDBOX.bvn);
   await completeWithHelper(http, org.testSecret, verified, 'verified');
 }, 120_000);
 afterAll(async () => {
@@ -53,6 +57,20 @@ describe('cancelling a session in the portal (phone width)', () => {
     await ownerPage.goto(`/verifications/sessions/${verified.id}`);
     await ownerPage.getByRole('heading', { name: 'Session loan-9002' }).waitFor();
     expect(await ownerPage.getByRole('button', { name: 'Cancel session' }).count()).toBe(0);
+  });
+
+  it('a session whose ID was found shows the ID without the registry’s details, and cancelling it says it is charged', { timeout: 60_000 }, async () => {
+    const page = await signedIn(owner);
+    const errors = watchErrors(page);
+    await page.goto(`/verifications/sessions/${idFound.id}`);
+    await page.getByRole('heading', { name: 'Session loan-9003' }).waitFor();
+    await page.getByText('The registry’s details are shown once the session ends').waitFor();
+    expect(await page.getByText(SANDBOX.bvn.firstname).count()).toBe(0);
+    await page.getByRole('button', { name: 'Cancel session' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel this session?' });
+    await dialog.getByText('Their ID was already found, so a live session is charged its price').waitFor();
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    expect(errors).toEqual([]);
   });
 
   it('the owner cancels an open session after confirming; the page then shows it cancelled', { timeout: 60_000 }, async () => {

@@ -6,7 +6,7 @@ import { ApiError } from '../../platform/errors.js';
 import { pageBySequence, type Page, type Scope } from '../../platform/pagination.js';
 import { loadSharp } from '../../platform/sharp.js';
 import { sessionWithSteps } from '../../sessions/portal-queries.js';
-import { subStatusOf } from '../../sessions/render.js';
+import { recordShown, shownChecks, subStatusOf } from '../../sessions/render.js';
 import { SESSION_SEQUENCE } from '../../sessions/repository.js';
 import { isOpen, SESSION_MACHINE } from '../../sessions/states.js';
 import type { AttemptRow, SessionApplicant, SessionRow } from '../../sessions/tables.js';
@@ -129,7 +129,7 @@ function stepsOf(row: SessionRow, attempts: readonly AttemptRow[]): Step[] {
   add({ step: 'created', at: iso(row.created_at), title: 'Created', detail: 'Through the API; its link was ready to send' });
   if (row.started_at) add({ step: 'opened', at: iso(row.started_at), title: 'Opened', detail: 'The person started the flow' });
   if (row.user_consent) add({ step: 'consent', at: iso(row.user_consent.acceptedAt), title: 'Consent recorded', detail: `The person accepted the consent text, version ${row.user_consent.textVersion}` });
-  const idCheck = row.checks.idLookup;
+  const idCheck = shownChecks(row).idLookup;
   if (idCheck) {
     const tries = `${idCheck.attempts} ${idCheck.attempts === 1 ? 'try' : 'tries'}`;
     add({ step: 'id', at: null, title: `ID check ${pass(idCheck.passed)}`, detail: `${idCheck.idType ? `${ID_TYPE_TEXT[idCheck.idType] ?? idCheck.idType}, ` : ''}${tries}${codes(idCheck.reasons)}` });
@@ -187,9 +187,8 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
   if (!found) throw new ApiError('NOT_FOUND_ERROR', 'No such session');
   const { row, attempts, frames } = found;
   const display = SESSION_MACHINE.display(row.status, subStatusOf(row));
-  const idCheck = row.checks.idLookup;
-  const liveness = row.checks.liveness;
-  const face = row.checks.faceMatch;
+  // The registry's answer as the API shows it: its record only once the session's price is settled.
+  const { idLookup: idCheck, liveness, faceMatch: face } = shownChecks(row);
   return {
     internalId: Number(row.id),
     id: row.public_id,
@@ -207,7 +206,7 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
     price: Number(row.price),
     identity:
       row.id_type && row.id_number
-        ? { idType: row.id_type, idTypeText: ID_TYPE_TEXT[row.id_type] ?? row.id_type, idNumber: maskIdentifier(row.id_number), facts: identityFacts(row.identity) }
+        ? { idType: row.id_type, idTypeText: ID_TYPE_TEXT[row.id_type] ?? row.id_type, idNumber: maskIdentifier(row.id_number), facts: identityFacts(recordShown(row) ? row.identity : null) }
         : null,
     prefilled: prefilledFacts(row.applicant ?? {}),
     consent: row.user_consent ? { acceptedAt: row.user_consent.acceptedAt, textVersion: row.user_consent.textVersion } : null,

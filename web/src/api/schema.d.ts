@@ -693,7 +693,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, nothing is charged, no webhook
+         * Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, no webhook; charged only when its ID was already found
          * @description A session that has ended (verified, failed, expired, cancelled) is 409. Audited.
          */
         post: operations["portalCancelVerificationSession"];

@@ -141,7 +141,7 @@ function SessionDetail({ id }: { id: string }) {
       </Group>
       {cancel.isSuccess && (
         <Alert color="gray" role="status">
-          Cancelled. The person’s link no longer works; nothing is charged and no webhook is sent.
+          Cancelled. The person’s link no longer works and no webhook is sent.
         </Alert>
       )}
       {d.anonymised && (
@@ -163,7 +163,14 @@ function SessionDetail({ id }: { id: string }) {
             ID and person
           </Text>
           {d.identity ? (
-            <Facts rows={[{ label: 'ID type', value: d.identity.idTypeText }, { label: 'ID number', value: d.identity.idNumber }, ...d.identity.facts]} />
+            <>
+              <Facts rows={[{ label: 'ID type', value: d.identity.idTypeText }, { label: 'ID number', value: d.identity.idNumber }, ...d.identity.facts]} />
+              {d.cancellable && (
+                <Text size="sm" c="dimmed" mt="xs">
+                  The registry’s details are shown once the session ends: its price is then due.
+                </Text>
+              )}
+            </>
           ) : (
             <Text size="sm" c="dimmed">
               No ID found yet: the person has not given one that the registry knows.
@@ -205,8 +212,11 @@ function SessionDetail({ id }: { id: string }) {
       ))}
       <Deliveries session={d} />
       <ConfirmCancel opened={confirming} title="Cancel this session?" onClose={() => setConfirming(false)} onConfirm={() => cancel.mutate()} pending={cancel.isPending} error={cancel.error}>
-        The person’s link stops working at once and they cannot finish. Nothing is charged and no webhook is sent; your backend learns it by fetching the session. This cannot be
-        undone.
+        The person’s link stops working at once and they cannot finish.{' '}
+        {d.idCheck?.passed
+          ? 'Their ID was already found, so a live session is charged its price, as a completed one is. No webhook is sent'
+          : 'Nothing is charged and no webhook is sent'}
+        ; your backend learns it by fetching the session. This cannot be undone.
       </ConfirmCancel>
     </Stack>
   );
