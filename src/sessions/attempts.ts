@@ -79,7 +79,8 @@ export async function decideAttempt(deps: FlowDeps, row: SessionRow, attemptId: 
 
 async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
   const { db } = deps;
-  // 1. Claim the attempt: one submission each, before it expires.
+  // 1. Claim the attempt: one submission each, before it expires, for the ID the session holds now
+  //    (recorded with it: the face is compared with that ID's photo, and only that ID can complete).
   const attempt = await db.transaction().execute(async (trx) => {
     const session = await lockSessionById(trx, Number(row.id));
     if (!session || !isOpen(session.status)) throw new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
@@ -87,7 +88,13 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
     if (!found) throw attemptNotFound();
     if (found.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
     if (found.expires_at <= now) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
-    return trx.updateTable('session_liveness_attempts').set({ status: 'processing', submitted_at: now }).where('id', '=', attemptId).returningAll().executeTakeFirstOrThrow();
+    if (!session.checks.idLookup?.passed || !session.id_type || !session.id_number) throw new ApiError('CONFLICT', 'Verify the ID first');
+    return trx
+      .updateTable('session_liveness_attempts')
+      .set({ status: 'processing', submitted_at: now, id_type: session.id_type, id_number: session.id_number })
+      .where('id', '=', attemptId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
   // 2. Store the frames (encrypted) and judge them.
   let stored: StoredFile[] = [];
@@ -104,14 +111,14 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
     });
     judged = await judge(deps, row, attempt, upload, stored);
     // 3. The face match, only for a live face and only when asked for.
-    if (judged.decision.passed && row.check_face_match && judged.frontal) faceMatch = await matchFace(deps, row, judged.frontal);
+    if (judged.decision.passed && row.check_face_match && judged.frontal) faceMatch = await matchFace(deps, row, matchedId(attempt), judged.frontal);
   } catch (err) {
     // Nothing was decided (or no face-match place came free): the attempt may be sent again; what
     // was stored of it goes.
     await db.transaction().execute(async (trx) => {
       await trx.deleteFrom('session_frames').where('attempt_id', '=', attemptId).execute();
       if (stored.length > 0) await trx.deleteFrom('uploaded_files').where('id', 'in', stored.map((file) => file.id)).execute();
-      await trx.updateTable('session_liveness_attempts').set({ status: 'open', submitted_at: null }).where('id', '=', attemptId).execute();
+      await trx.updateTable('session_liveness_attempts').set({ status: 'open', submitted_at: null, id_type: null, id_number: null }).where('id', '=', attemptId).execute();
     });
     await Promise.all(stored.map((file) => deps.store.delete(file.id)));
     throw err;
@@ -162,10 +169,19 @@ function faceMatchCheck(matchScore: number | null, passed: boolean, reasons: Ses
   return { passed, matchScore, matchingThreshold: distanceToScore(MATCH_THRESHOLD), maxScore: MAX_SCORE, reasons, simulated: false };
 }
 
-/** The registry photo of the session's ID as base64 (fetched when the registry holds a URL), or undefined. */
-async function registryPhoto(deps: FlowDeps, row: SessionRow): Promise<string | undefined> {
-  if (!row.id_type || !row.id_number) return undefined;
-  const record = await findPerson(deps.registry(row.mode), row.id_type, row.id_number);
+/** The ID an attempt's face is compared with: the session's when its frames were claimed. */
+interface MatchedId {
+  idType: SessionIdType;
+  idNumber: string;
+}
+
+function matchedId(attempt: AttemptRow): MatchedId {
+  return { idType: attempt.id_type!, idNumber: attempt.id_number! };
+}
+
+/** The registry photo of the ID as base64 (fetched when the registry holds a URL), or undefined. */
+async function registryPhoto(deps: FlowDeps, row: SessionRow, id: MatchedId): Promise<string | undefined> {
+  const record = await findPerson(deps.registry(row.mode), id.idType, id.idNumber);
   const photo = record?.photo?.trim();
   if (!photo) return undefined;
   if (!/^https?:\/\//i.test(photo)) return photo;
@@ -183,8 +199,8 @@ async function registryPhoto(deps: FlowDeps, row: SessionRow): Promise<string | 
  */
 export const FACE_MATCH_WAIT_MS = 10_000;
 
-/** The engine's frontal frame against the registry photo, in one of the organization's face-match places. */
-async function matchFace(deps: FlowDeps, row: SessionRow, frontal: Buffer): Promise<FaceMatchCheck> {
+/** The engine's frontal frame against the ID's registry photo, in one of the organization's face-match places. */
+async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
   let release: () => void;
   try {
     release = await deps.faceMatchCapacity.waitForPlace(row.org_id, FACE_MATCH_WAIT_MS);
@@ -193,15 +209,15 @@ async function matchFace(deps: FlowDeps, row: SessionRow, frontal: Buffer): Prom
     throw new ApiError('SERVICE_UNAVAILABLE', 'Many faces are being compared right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
   }
   try {
-    return await compareWithRegistry(deps, row, frontal);
+    return await compareWithRegistry(deps, row, id, frontal);
   } finally {
     release();
   }
 }
 
-/** The frontal frame against the registry photo, with the biometrics face matcher. */
-async function compareWithRegistry(deps: FlowDeps, row: SessionRow, frontal: Buffer): Promise<FaceMatchCheck> {
-  const photo = await registryPhoto(deps, row);
+/** The frontal frame against the ID's registry photo, with the biometrics face matcher. */
+async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
+  const photo = await registryPhoto(deps, row, id);
   if (!photo) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
   let image;
   try {
@@ -211,7 +227,7 @@ async function compareWithRegistry(deps: FlowDeps, row: SessionRow, frontal: Buf
     throw err;
   }
   try {
-    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[row.id_type!], idNumber: row.id_number!, photo }, image);
+    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, image);
     return faceMatchCheck(matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
   } catch (err) {
     // The matcher refuses a photo without a face (400) or an unreadable one on record (422); its
@@ -231,14 +247,19 @@ async function applyDecision(
   faceMatch: FaceMatchCheck | undefined,
   now: Date,
 ): Promise<SessionRow> {
-  const passed = decision.passed && (faceMatch?.passed ?? true);
+  const session = (await lockSessionById(trx, Number(row.id)))!;
+  // The face was compared with the ID the session held when the frames were claimed: should the
+  // session hold another now, this attempt decides nothing about it and fails (the person may
+  // try again, against the ID the session holds).
+  const sameId = session.checks.idLookup?.passed === true && session.id_type === attempt.id_type && session.id_number === attempt.id_number;
+  const decided = sameId ? decision : { ...decision, passed: false };
   await trx
     .updateTable('session_liveness_attempts')
-    .set({ status: decision.passed ? 'passed' : 'failed', decision: JSON.stringify(decision), decided_at: now })
+    .set({ status: decided.passed ? 'passed' : 'failed', decision: JSON.stringify(decided), decided_at: now })
     .where('id', '=', attempt.id)
     .execute();
-  const session = (await lockSessionById(trx, Number(row.id)))!;
-  if (!isOpen(session.status)) return session;
+  if (!isOpen(session.status) || !sameId) return session;
+  const passed = decision.passed && (faceMatch?.passed ?? true);
   const exhausted = !decision.passed && attempt.number >= MAX_LIVENESS_ATTEMPTS;
   const livenessReasons: string[] = exhausted ? [...decision.reasons, 'LIVENESS_ATTEMPTS_EXHAUSTED'] : decision.reasons;
   const liveness: LivenessCheck = {

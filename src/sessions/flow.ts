@@ -10,7 +10,7 @@ import { ApiError } from '../platform/errors.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
 import { decideAttempt, type FrameUpload } from './attempts.js';
-import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
+import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
 import { hostedUrl } from './service.js';
 import { isOpen, type SessionReason } from './states.js';
@@ -64,6 +64,17 @@ export class TooManyAttempts extends Error {}
 
 export const unknownToken = () => new ApiError('NOT_FOUND_ERROR', 'This verification link is not valid or has expired');
 const ended = () => new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
+const alreadyVerified = () => new ApiError('CONFLICT', 'The ID has already been verified');
+const lookupPending = () => new ApiError('CONFLICT', 'An ID is already being checked for this verification; wait for its answer');
+
+/**
+ * Whether an ID lookup holds the session: one at a time, so that two IDs sent at once cannot both
+ * be looked up and the one answered last overwrite the other. A reservation older than
+ * ID_LOOKUP_TIMEOUT_MS was lost with its process and holds nothing any more.
+ */
+export function lookupInFlight(row: Pick<SessionRow, 'id_lookup_started_at'>, now: Date): boolean {
+  return row.id_lookup_started_at !== null && now.getTime() - row.id_lookup_started_at.getTime() < ID_LOOKUP_TIMEOUT_MS;
+}
 
 export interface AttemptAnswer {
   attemptId: string;
@@ -158,7 +169,7 @@ export class SessionFlow {
   async submitId(token: string, body: { idType?: string | undefined; idNumber?: string | undefined }): Promise<EndUserView> {
     const row = await this.openForStep(token);
     if (!row.user_consent) throw new ApiError('CONFLICT', 'Accept the consent first');
-    if (row.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'The ID has already been verified');
+    if (row.checks.idLookup?.passed) throw alreadyVerified();
     const prefilled = row.applicant.idType && row.applicant.idNumber ? { idType: row.applicant.idType, idNumber: row.applicant.idNumber } : undefined;
     if (prefilled) {
       if (body.idType !== undefined || body.idNumber !== undefined) {
@@ -179,41 +190,55 @@ export class SessionFlow {
   }
 
   /**
-   * One ID lookup: the try is counted before the registry is asked (concurrent submits cannot
-   * exceed the limit) and given back if no registry could answer (503). A prefilled ID that is
-   * not found or does not match ends the session: the end user cannot correct the customer's data.
+   * One ID lookup, and only one at a time per session: the try is counted and the lookup reserved
+   * in the row before the registry is asked, so concurrent submits can neither exceed the limit
+   * nor race each other (409 while one is in flight); both are given back if no registry could
+   * answer (503). The answer is applied only while the reservation is still this lookup's and no
+   * ID has passed: an ID that passed never changes, since a liveness decision compares a face
+   * with it. A prefilled ID that is not found or does not match ends the session: the end user
+   * cannot correct the customer's data.
    */
   private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean): Promise<SessionRow> {
+    const startedAt = this.now();
     const reserved = await this.locked(row, async (trx, locked) => {
-      if (locked.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'The ID has already been verified');
+      if (locked.checks.idLookup?.passed) throw alreadyVerified();
+      if (lookupInFlight(locked, startedAt)) throw lookupPending();
       if (locked.id_attempts >= MAX_ID_ATTEMPTS) throw new TooManyAttempts('No ID tries are left for this verification');
-      return updateSession(trx, Number(locked.id), { id_attempts: locked.id_attempts + 1 });
+      return updateSession(trx, Number(locked.id), { id_attempts: locked.id_attempts + 1, id_lookup_started_at: startedAt });
     });
+    const tryNumber = reserved.id_attempts;
+    // The reservation is this lookup's while nothing replaced it (after it was taken for lost) or gave it back.
+    const ours = (locked: SessionRow) => locked.id_attempts === tryNumber && locked.id_lookup_started_at?.getTime() === startedAt.getTime();
     let record: Awaited<ReturnType<typeof findPerson>>;
     try {
       record = await findPerson(this.deps.registry(row.mode), idType, idNumber);
     } catch (err) {
       await this.db
         .updateTable('verification_sessions')
-        .set((eb) => ({ id_attempts: eb('id_attempts', '-', 1) }))
+        .set((eb) => ({ id_attempts: eb('id_attempts', '-', 1), id_lookup_started_at: null }))
         .where('id', '=', Number(row.id))
-        .where('id_attempts', '>', 0)
+        .where('id_attempts', '=', tryNumber)
+        .where('id_lookup_started_at', '=', startedAt)
         .execute();
       throw err;
     }
     const org = await organizationFacts(this.db, row.org_id);
     const comparison = record ? compareWithApplicant(record, reserved.applicant, org.riskLevel) : undefined;
     const reasons: SessionReason[] = !record ? ['ID_NOT_FOUND'] : comparison!.reasons;
-    const check: IdLookupCheck = { passed: reasons.length === 0, idType, attempts: reserved.id_attempts, fieldMatches: comparison?.fieldMatches ?? null, reasons };
+    const check: IdLookupCheck = { passed: reasons.length === 0, idType, attempts: tryNumber, fieldMatches: comparison?.fieldMatches ?? null, reasons };
     const now = this.now();
     const applied = await this.locked(row, async (trx, locked) => {
-      const checks = JSON.stringify({ ...locked.checks, idLookup: { ...check, attempts: locked.id_attempts } });
+      if (!ours(locked) || locked.checks.idLookup?.passed) {
+        throw new ApiError('CONFLICT', 'Another ID was checked for this verification meanwhile; reload it to see where it stands');
+      }
+      const checks = JSON.stringify({ ...locked.checks, idLookup: check });
       if (check.passed) {
         const patch = {
           checks,
           id_type: idType,
           id_number: idNumber,
           identity: JSON.stringify(renderIdentity(idType, record!, locked.applicant, org.payloadType)),
+          id_lookup_started_at: null,
         };
         // Without liveness (and so without a face match) the ID decides the session.
         if (!locked.check_liveness) return applySessionTransition(trx, locked, { to: 'verified', patch, now });
@@ -221,9 +246,9 @@ export class SessionFlow {
       }
       if (prefilled || locked.id_attempts >= MAX_ID_ATTEMPTS) {
         const final = prefilled ? reasons : [...reasons, 'ID_ATTEMPTS_EXHAUSTED' as const];
-        return applySessionTransition(trx, locked, { to: 'failed', reasons: final, patch: { checks: JSON.stringify({ ...locked.checks, idLookup: { ...check, attempts: locked.id_attempts, reasons: final } }) }, now });
+        return applySessionTransition(trx, locked, { to: 'failed', reasons: final, patch: { checks: JSON.stringify({ ...locked.checks, idLookup: { ...check, reasons: final } }), id_lookup_started_at: null }, now });
       }
-      return updateSession(trx, Number(locked.id), { checks });
+      return updateSession(trx, Number(locked.id), { checks, id_lookup_started_at: null });
     });
     if (isOpen(applied.status) && !applied.checks.idLookup?.passed) {
       const left = MAX_ID_ATTEMPTS - applied.id_attempts;
@@ -242,6 +267,7 @@ export class SessionFlow {
     const now = this.now();
     const outcome = await this.locked(row, async (trx, locked): Promise<{ attempt: AttemptRow } | { exhausted: boolean }> => {
       if (!locked.check_liveness) throw new ApiError('CONFLICT', 'This verification has no liveness check');
+      if (lookupInFlight(locked, now)) throw new ApiError('CONFLICT', 'The ID is still being checked; wait for its answer');
       const attempts = await trx.selectFrom('session_liveness_attempts').selectAll().where('session_id', '=', Number(locked.id)).orderBy('number').execute();
       const step = stepOf(locked, attempts, now);
       if (step === 'consent' || step === 'id') throw new ApiError('CONFLICT', step === 'consent' ? 'Accept the consent first' : 'Verify the ID first');

@@ -19,6 +19,11 @@ export const MAX_ID_ATTEMPTS = 3;
 export const ATTEMPT_TTL_MS = 3 * 60_000;
 /** An attempt being decided longer than this was lost (a process stopped): the page may start another. */
 export const PROCESSING_TIMEOUT_MS = 2 * 60_000;
+/**
+ * An ID lookup in flight longer than this was lost (a process stopped mid-lookup): it no longer
+ * holds the session's ID step, and its answer, should it still come, is thrown away.
+ */
+export const ID_LOOKUP_TIMEOUT_MS = 2 * 60_000;
 
 /** What the browser is told to send (the engine's capture settings). */
 export const CAPTURE = LIVENESS_CAPTURE;

@@ -55,11 +55,11 @@ async function deleteStored(store: FileStore, ids: readonly string[]): Promise<v
 }
 
 /**
- * Blanks the personal columns of the given sessions and deletes their frames (from the store
- * first, then the rows: a crash between leaves rows whose files are gone, which a second run
- * deletes again), the frames' hashes, and the tokens and handoff codes. With `erasure`, an open
- * session ends cancelled (SUBJECT_ERASED, no webhook) and the webhook deliveries about the
- * sessions are deleted. Sessions already anonymised are skipped.
+ * Blanks the personal columns of the given sessions and of their liveness attempts and deletes
+ * their frames (from the store first, then the rows: a crash between leaves rows whose files are
+ * gone, which a second run deletes again), the frames' hashes, and the tokens and handoff codes.
+ * With `erasure`, an open session ends cancelled (SUBJECT_ERASED, no webhook, no charge) and the
+ * webhook deliveries about the sessions are deleted. Sessions already anonymised are skipped.
  */
 export async function anonymiseSessions(db: Kysely<DB>, store: FileStore, ids: readonly number[], { now, erasure = false }: { now: Date; erasure?: boolean }): Promise<SessionPrivacyCounts> {
   const counts: SessionPrivacyCounts = { sessions: 0, frames: 0, webhookDeliveries: 0 };
@@ -76,6 +76,8 @@ export async function anonymiseSessions(db: Kysely<DB>, store: FileStore, ids: r
       await trx.updateTable('verification_sessions').set({ ...BLANK, ...end, anonymised_at: now }).where('id', '=', id).execute();
       counts.sessions += 1;
     }
+    // The ID each attempt's face was compared with is the session's: blanked with it.
+    await trx.updateTable('session_liveness_attempts').set({ id_number: null }).where('session_id', 'in', [...ids]).execute();
     const attempts = trx.selectFrom('session_liveness_attempts').select('id').where('session_id', 'in', [...ids]);
     await trx.deleteFrom('session_frames').where('attempt_id', 'in', attempts).execute();
     if (frames.length > 0) counts.frames = Number((await trx.deleteFrom('uploaded_files').where('id', 'in', frames).executeTakeFirst()).numDeletedRows);

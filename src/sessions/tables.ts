@@ -88,6 +88,8 @@ export interface VerificationSessionsTable {
   id_number: ColumnType<string | null, string | null | undefined, string | null>;
   identity: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   id_attempts: ColumnType<number, number | undefined, number>;
+  /** When the ID lookup in flight was reserved (one at a time); null when none is. */
+  id_lookup_started_at: Timestamp;
   liveness_attempts: ColumnType<number, number | undefined, number>;
   checks: ColumnType<SessionChecks, string | undefined, string>;
   price: ColumnType<number, number | undefined, number>;
@@ -141,6 +143,9 @@ export interface SessionLivenessAttemptsTable {
   expires_at: ColumnType<Date, Date | string, Date | string>;
   submitted_at: Timestamp;
   decided_at: Timestamp;
+  /** The ID the attempt's face is compared with, written when its frames are claimed. */
+  id_type: ColumnType<SessionIdType | null, SessionIdType | null | undefined, SessionIdType | null>;
+  id_number: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionFramesTable {

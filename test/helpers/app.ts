@@ -31,7 +31,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams' | 'idempotency'> {
+export interface TestContextOptions extends Pick<AppOptions, 'liveRegistry' | 'upstreams' | 'idempotency' | 'livenessEngine' | 'faceMatcher'> {
   config?: Partial<Config>;
   /**
    * Every organization `org()` makes gets this webhook endpoint in both modes. An event of an
@@ -62,7 +62,8 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
     liveRegistry: options.liveRegistry,
     upstreams: options.upstreams,
     idempotency: options.idempotency,
-    ...(options.livenessThresholds ? { livenessEngine: livenessEngineFor(database.db, options.livenessThresholds) } : {}),
+    faceMatcher: options.faceMatcher,
+    livenessEngine: options.livenessEngine ?? (options.livenessThresholds ? livenessEngineFor(database.db, options.livenessThresholds) : undefined),
   });
   await app.ready();
   const accounts = new AccountsService(database.db);

@@ -147,6 +147,10 @@ describe('verification sessions: data protection', () => {
     expect((await store.get(rows[0]!.file_id!))!.equals(frames[0]!.jpeg)).toBe(true);
     const prints = () => t.database.db.selectFrom('liveness_frame_prints').select('id').where('session_id', '=', created.id).execute();
     expect((await prints()).length).toBeGreaterThan(0);
+    // The ID the face was compared with is kept with the attempt, encrypted, until the session is anonymised.
+    const matchedId = async (db: typeof t.database.db) => (await db.selectFrom('session_liveness_attempts').select('id_number').where('id', '=', attempt.attemptId).executeTakeFirstOrThrow()).id_number;
+    expect(await matchedId(t.database.db)).toBe(SANDBOX.nin.idNumber);
+    expect(await matchedId(t.database.db.withoutPlugins())).not.toContain(SANDBOX.nin.idNumber);
 
     // Export: the frames are the person's photos, written decrypted.
     const exported = await exportSubject(t.database.db, parseIdentifiers({ nin: SANDBOX.nin.idNumber }), { orgId: org.id }, 'test');
@@ -167,9 +171,10 @@ describe('verification sessions: data protection', () => {
     // The session itself is kept until its own period.
     expect((await http.get(`${BASE}/${created.id}`, org.testSecret)).json().data.identity).toMatchObject({ nin: SANDBOX.nin.idNumber });
 
-    // Erasure: the hashes go with the session.
+    // Erasure: the hashes go with the session, and the attempt's ID.
     await eraseSubject(t.database.db, store, parseIdentifiers({ nin: SANDBOX.nin.idNumber }), { orgId: org.id }, 'test');
     expect(await t.database.db.selectFrom('session_frames').select('sha256').where('attempt_id', '=', attempt.attemptId).execute()).toEqual([]);
+    expect(await matchedId(t.database.db)).toBeNull();
   });
 
   it('erasure deletes the frames of a session erased before its frames expired', async () => {

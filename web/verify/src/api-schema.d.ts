@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * The ID step: the end user's ID type and number, looked up in the registry
-         * @description 3 tries per session; a number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session. A prefilled ID cannot be replaced: an empty body retries its lookup.
+         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup.
          */
         post: operations["endUserSubmitId"];
         delete?: never;
@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Start a liveness attempt: 2 or 3 challenges chosen by the server, and how to capture frames
-         * @description 3 attempts per session (an attempt still open is given again); then 429 TOO_MANY_ATTEMPTS.
+         * @description 3 attempts per session (an attempt still open is given again); then 429 TOO_MANY_ATTEMPTS. 409 before the ID has passed, and while an ID is being checked.
          */
         post: operations["endUserStartLivenessAttempt"];
         delete?: never;
