@@ -64,6 +64,16 @@ export interface AppOptions {
   faceMatchCapacity?: FaceMatchCapacity;
 }
 
+/**
+ * How long a request may take to arrive, body included (Node's `server.requestTimeout`, which
+ * Fastify leaves off): a client that sends its body slowly, or never, is answered 408 and
+ * disconnected instead of holding a connection for ever. Five minutes, Node's own default: the
+ * largest liveness frames form (7.6 MB) arrives in time at 210 kbit/s, a poor mobile uplink, and
+ * a field agent's report as the field app sends it (photos of ~300 KB) at far less
+ * (docs/deploy.md, "Production checklist").
+ */
+export const REQUEST_TIMEOUT_MS = 5 * 60_000;
+
 const API_DESCRIPTION = `Vouch verifies people and businesses in Nigeria: identity lookups (BVN, NIN, vNIN,
 drivers license, voters card, CAC, TIN), face match against the photo on record, and field verifications.
 
@@ -111,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel, options.logStream),
     bodyLimit: 1024 * 1024,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
     return503OnClosing: true,
     trustProxy: fastifyTrustProxy(config.trustProxy),

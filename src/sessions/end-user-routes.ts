@@ -12,7 +12,7 @@ import * as S from './schemas.js';
 const TAGS = ['Verification sessions: end user'];
 const BASE = '/verify/api/:token';
 /** The frames form: every frame at its largest, and the timestamps. */
-const FRAMES_LIMIT = CAPTURE.maxFrames * MAX_FRAME_BYTES + 64 * 1024;
+export const FRAMES_LIMIT = CAPTURE.maxFrames * MAX_FRAME_BYTES + 64 * 1024;
 /** Short links tried per address per minute: a 10-character code cannot be guessed at this pace. */
 export const HANDOFF_REDIRECTS_PER_MINUTE = 30;
 
@@ -21,6 +21,11 @@ function errors(...codes: (400 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) {
   const out: Record<number, typeof ErrorA | typeof S.IdNotVerifiedError> = { 500: ErrorA };
   for (const code of codes) out[code] = code === 422 ? S.IdNotVerifiedError : ErrorA;
   return out;
+}
+
+/** Whether a Content-Type names a multipart form (the type is case-insensitive and may carry parameters). */
+function isMultipartForm(contentType: string | undefined): boolean {
+  return contentType?.split(';', 1)[0]!.trim().toLowerCase() === 'multipart/form-data';
 }
 
 export interface EndUserRoutesOptions {
@@ -50,9 +55,13 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
     throwFileSizeLimit: false,
     limits: { fileSize: MAX_FRAME_BYTES, files: CAPTURE.maxFrames, fields: 2, parts: CAPTURE.maxFrames + 2, fieldSize: 16 * 1024 },
   });
+  // A form announced larger than the frames form can be is refused before a byte of it is read.
+  // The multipart parser reads the body part by part, as the handler asks (no up-front bodyLimit
+  // check), and `request.isMultipart()` is only set once it has run, after this hook: the header
+  // is read here instead.
   app.addHook('preParsing', async (request) => {
     const length = Number(request.headers['content-length']);
-    if (request.isMultipart() && Number.isFinite(length) && length > FRAMES_LIMIT) {
+    if (isMultipartForm(request.headers['content-type']) && Number.isFinite(length) && length > FRAMES_LIMIT) {
       throw new ApiError('PAYLOAD_TOO_LARGE', `At most ${CAPTURE.maxFrames} frames of ${MAX_FRAME_BYTES / 1024} KB each`);
     }
   });
