@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Create a business verification (a field agent visits; a webhook reports completion)
-         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found, 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own.
+         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found or not placeable, one 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own, but a business found there and cancelled before its visit keeps the cac price.
          */
         post: operations["createBusinessVerification"];
         delete?: never;
