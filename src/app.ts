@@ -36,7 +36,7 @@ import { registerRateLimits } from './platform/rate-limit.js';
 import { registerSecurityHeaders } from './platform/security-headers.js';
 import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
-import { respondentPages } from './respondents/routes.js';
+import { isRespondentPath, respondentPages, sendBadRequestPage } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
 import { endUserRoutes } from './sessions/end-user-routes.js';
 import { SessionFlow } from './sessions/flow.js';
@@ -130,7 +130,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // `/./api/me` is `/api/me`, as a browser would read it (the router matches paths literally).
     rewriteUrl: resolveDotSegments,
-    frameworkErrors: frameworkErrorHandler,
+    // A mangled respondent link gets the respondents' page; every other routing failure its family's JSON.
+    frameworkErrors: (error, request, reply) =>
+      error.code === 'FST_ERR_BAD_URL' && isRespondentPath(request.url) ? sendBadRequestPage(reply) : frameworkErrorHandler(error, request, reply),
     clientErrorHandler,
     schemaController: lazySchemaController(),
   });

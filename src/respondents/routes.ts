@@ -24,6 +24,20 @@ function send(reply: FastifyReply, page: PageResult, testModeOf?: string) {
   return reply.status(page.status).headers(HEADERS).send(layout(page.title, page.body, testModeOf));
 }
 
+/**
+ * Whether a request Fastify's router refused before any route ran (a path that is not valid
+ * percent-encoding) was for a respondent's page: a person who opened a mangled link gets the page
+ * saying so, not the API's JSON. Read on the raw path, as nothing was routed.
+ */
+export function isRespondentPath(url: string): boolean {
+  return /^\/+respond(?:[/?#]|$)/i.test(url);
+}
+
+/** The respondents' "could not read" page, for the app's framework error handler. */
+export function sendBadRequestPage(reply: FastifyReply, status = 400) {
+  return send(reply, badRequestPage(status));
+}
+
 /** First value of each field; names like `__proto__` stay plain data. */
 function parseForm(body: string): FormFields {
   const fields: Record<string, string> = Object.create(null);

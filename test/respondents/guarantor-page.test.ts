@@ -185,6 +185,15 @@ describe('guarantor respondent page (real sockets)', () => {
       const page = await open(`${base}${path}`);
       expectHtml(page, 404);
     }
+    // A link mangled into invalid percent-encoding fails in the router, before any route: still a page.
+    for (const path of ['/respond/%ZZ', '/respond/abc%E0%A4%A', '//respond/%']) {
+      const page = await open(`${base}${path}`);
+      expectHtml(page, 400);
+      expect(page.html).toContain('We could not read your answer');
+    }
+    // Elsewhere the same failure stays the family's JSON.
+    const api = await fetch(`${base}/v1/verifications/guarantors/%ZZ`);
+    expect([api.status, api.headers.get('content-type')]).toEqual([400, 'application/json; charset=utf-8']);
   });
 
   it('a withdrawn (cancelled) request and one completed by the test helper say so', async () => {
@@ -231,6 +240,8 @@ describe('guarantor respondent page (real sockets)', () => {
 
   it('a failure on our side is a friendly 500 page, logged without the token', async () => {
     const { url, token } = await createGuarantor();
+    // This test's own lines: a mangled link (above) fails in the router and is logged, its token redacted.
+    t.logs.length = 0;
     await sql`alter table guarantor_verifications rename to guarantor_verifications_away`.execute(t.database.db);
     try {
       const page = await open(url);
