@@ -37,6 +37,11 @@ class HeldMatcher extends FaceMatcher {
     super(new FaceEngine());
   }
 
+  /** The supplied photo's face, described before the identity is looked up: any descriptor will do here. */
+  override async describeSupplied(): Promise<Float32Array> {
+    return new Float32Array(128);
+  }
+
   override async match(): Promise<PhotoMatching> {
     this.started += 1;
     await new Promise<void>((resolve) => this.waiting.push(resolve));
