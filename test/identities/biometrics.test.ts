@@ -439,13 +439,11 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
     it('answers 402 and charges nothing when the wallet is short, before the photo reaches the face model', async () => {
       const poor = await org({ fund: PRICE - 1 });
       const before = engine.described;
-      const started = performance.now();
       const res = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.liveSelfie! } }, PATH, countedApp);
-      const elapsed = performance.now() - started;
       expect(res.statusCode).toBe(402);
       expect(res.json()).toEqual({ statusCode: 402, error: 'Payment Required', message: expect.stringMatching(/funded/) });
+      // The model never ran (counted, not timed: a busy machine took 1.1 s for the answer alone).
       expect(engine.described - before).toBe(0);
-      expect(elapsed).toBeLessThan(1_000);
       // A photoUrl is not even fetched: the unreachable one here would otherwise be a 400.
       const byUrl = await postForm(poor.liveSecret, { idType: 'nin', idNumber: LIVE_NIN.nin, photoUrl: `${photoBase}/missing.jpg` }, PATH, countedApp);
       expect(byUrl.statusCode).toBe(402);
