@@ -20,7 +20,7 @@ import { DecryptionThread } from '../../src/platform/crypto/decryption-thread.js
 import { BULK_DECRYPTION, DataKeyError, decryptionThreadUse, kekOf, Keyring } from '../../src/platform/crypto/keyring.js';
 import { LOOP_LOAD_DEFAULTS, LoopLoad } from '../../src/platform/loop-load.js';
 import { openKeyring } from '../../src/platform/crypto/open.js';
-import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues } from '../../src/platform/crypto/seal.js';
+import { LEGACY_SEALED_SETTING, protectedColumnsDigest, sealLegacy, sealStoredFiles, sealStoredValues, tablesWithoutPrimaryKeys } from '../../src/platform/crypto/seal.js';
 import { decryptSecret } from '../../src/platform/encryption.js';
 import { ADDRESS_BODY, client, multipartBody } from '../agents/fixtures.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
@@ -283,6 +283,10 @@ describe('encryption at rest', () => {
   });
 
   describe('rotation', () => {
+    it('re-encrypts every table with personal columns (a table left out would keep values under a leaked key)', () => {
+      expect(tablesWithoutPrimaryKeys()).toEqual([]);
+    });
+
     it('keeps rows written before and after a rotation readable, re-encrypts them, and re-wraps under a new KEK', async () => {
       const db = t.database.db;
       await importRegistry(db, Readable.from([JSON.stringify({ type: 'bvn', record: BVN })]));
@@ -291,6 +295,9 @@ describe('encryption at rest', () => {
       // Ogun: the one task its agent gets (the Lagos ones above wait for a Lagos agent).
       const OGUN = { ...ADDRESS_BODY, state: 'Ogun', lga: 'Ifo' };
       const before = (await client(t.app).post('/v1/verifications/addresses', org.liveSecret, OGUN)).json().data.id as number;
+      // A verification session's applicant and metadata, sealed like every other personal column.
+      const session = await client(t.app).post('/v1/verifications/sessions', org.liveSecret, { applicant: { firstname: 'Adaeze', lastname: 'Okonkwo' }, metadata: { note: 'rotation' } });
+      expect(session.statusCode, session.body).toBe(201);
       const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#36c' } }).jpeg().toBuffer();
       const form = multipartBody({ outcome: 'verified', latitude: 6.8167, longitude: 3.1958 }, [
         { filename: 'a.jpg', type: 'image/jpeg', bytes: jpeg },
@@ -317,7 +324,10 @@ describe('encryption at rest', () => {
       expect(moved.reencrypted!.files).toBeGreaterThanOrEqual(1);
       const { rows } = await sql<{ value: string }>`
         select applicant::text as value from address_verifications union all select street from address_verifications
-        union all select record::text from registry_records union all select payload::text from webhook_deliveries`.execute(raw(t));
+        union all select record::text from registry_records union all select payload::text from webhook_deliveries
+        union all select applicant::text from verification_sessions where applicant is not null
+        union all select metadata::text from verification_sessions where metadata is not null`.execute(raw(t));
+      expect(moved.reencrypted!.rows.verification_sessions).toBeGreaterThanOrEqual(1);
       for (const row of rows) expect(row.value).toMatch(new RegExp(`^"?vx1:${newest}:`));
       const [photo] = (await client(t.app).get(`/v1/verifications/addresses/${before}`, org.liveSecret)).json().data.photos as string[];
       const link = new URL(photo!);

@@ -33,7 +33,15 @@ const PRIMARY_KEYS: Record<string, string[]> = {
   webhook_deliveries: ['id'],
   idempotency_keys: ['org_id', 'mode', 'key'],
   lookup_consents: ['usage_id'],
+  pending_sign_ups: ['token_hash'],
+  verification_sessions: ['id'],
+  session_liveness_attempts: ['id'],
 };
+
+/** Every table with protected columns is covered: a table left out would keep its values under a leaked key after `--reencrypt`. */
+export function tablesWithoutPrimaryKeys(): string[] {
+  return Object.keys(PROTECTED_COLUMNS).filter((table) => !PRIMARY_KEYS[table]);
+}
 
 /** Columns whose plain form is a number (they were double precision before 0020). */
 const NUMERIC = new Set(['address_verifications.latitude', 'address_verifications.longitude']);
