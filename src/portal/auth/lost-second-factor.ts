@@ -3,6 +3,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { audit } from '../audit.js';
 import type { PeopleMail } from '../mail.js';
 import { normaliseEmail } from '../people.js';
+import { turnOffSecondFactor } from './second-factor.js';
 import { counterKey } from './throttle.js';
 
 /** What `vouch person reset-second-factor` did. */
@@ -33,13 +34,7 @@ export async function resetSecondFactor(db: Kysely<DB>, mail: PeopleMail, input:
     if (!person) throw new SecondFactorResetError(`no person has the email ${email}`);
     if (!person.totp_enabled_at) throw new SecondFactorResetError(`${person.email} has no second factor on; nothing was changed`);
 
-    await trx
-      .updateTable('people')
-      .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, totp_failures: 0, totp_locked_until: null })
-      .where('id', '=', person.id)
-      .execute();
-    const codes = await trx.deleteFrom('totp_recovery_codes').where('person_id', '=', person.id).where('used_at', 'is', null).executeTakeFirst();
-    await trx.deleteFrom('totp_recovery_codes').where('person_id', '=', person.id).execute();
+    const recoveryCodesRemoved = await turnOffSecondFactor(trx, person.id);
     const sessions = await trx
       .updateTable('portal_sessions')
       .set({ revoked_at: sql<Date>`now()` })
@@ -53,17 +48,18 @@ export async function resetSecondFactor(db: Kysely<DB>, mail: PeopleMail, input:
     for (const orgId of orgs.length ? orgs.map((row) => row.org_id) : [null]) {
       await audit(trx, { orgId, actor: { kind: 'cli' }, action: 'member.second_factor_reset', target: person.email });
     }
+    const base = input.publicUrl.replace(/\/+$/, '');
     const mailId = await mail.queue(trx, {
       kind: 'second_factor_reset',
       to: person.email,
       subject: 'Two-factor authentication was turned off on your Vouch account',
       text:
         `Hello ${person.name},\n\nThe administrator of this Vouch turned off two-factor authentication on your account, as asked when an authenticator app and its recovery codes are lost. Every device signed in to your account was signed out, and your recovery codes no longer work.\n\n` +
-        `Sign in with your password and set up two-factor authentication again on your account page:\n\n${input.publicUrl.replace(/\/+$/, '')}/login\n\n` +
-        `If you did not ask for this, reset your password now and tell the administrator:\n\n${input.publicUrl.replace(/\/+$/, '')}/forgot-password\n`,
+        `Sign in with your password and set up two-factor authentication again on your account page:\n\n${base}/login\n\n` +
+        `If you did not ask for this, reset your password now and tell the administrator:\n\n${base}/forgot-password\n`,
     });
     return {
-      reset: { id: person.id, email: person.email, sessionsEnded: Number(sessions.numUpdatedRows), recoveryCodesRemoved: Number(codes.numDeletedRows) },
+      reset: { id: person.id, email: person.email, sessionsEnded: Number(sessions.numUpdatedRows), recoveryCodesRemoved },
       mailId,
     };
   });

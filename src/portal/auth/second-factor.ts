@@ -69,6 +69,22 @@ export async function replaceRecoveryCodes(db: Kysely<DB>, personId: string): Pr
 }
 
 /**
+ * Turns a person's second factor off: the secret, its lock and its recovery codes go. Shared by
+ * the person turning it off (`disableTotp`) and the administrator clearing a lost one
+ * (`resetSecondFactor`); call it in the transaction that also ends their sessions. Returns how many
+ * of the recovery codes had not been used.
+ */
+export async function turnOffSecondFactor(db: Kysely<DB>, personId: string): Promise<number> {
+  await db
+    .updateTable('people')
+    .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, totp_failures: 0, totp_locked_until: null })
+    .where('id', '=', personId)
+    .execute();
+  const codes = await db.deleteFrom('totp_recovery_codes').where('person_id', '=', personId).returning('used_at').execute();
+  return codes.filter((code) => code.used_at === null).length;
+}
+
+/**
  * The time step of a code of the current 30-second step, or of the one before or after (clock
  * drift), later than `afterStep`; undefined when it does not match.
  */

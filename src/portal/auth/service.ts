@@ -10,7 +10,7 @@ import { audit } from '../audit.js';
 import type { PeopleMail } from '../mail.js';
 import { hashPassword, insertPerson, MIN_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from '../people.js';
 import { createSession, hashToken, newToken, revokeOtherSessions, revokeSession, SESSION_LIFETIME_MS } from '../sessions.js';
-import { checkSecondFactor, LockedError, replaceRecoveryCodes, totpStep } from './second-factor.js';
+import { checkSecondFactor, LockedError, replaceRecoveryCodes, totpStep, turnOffSecondFactor } from './second-factor.js';
 import { AuthCounters, counterKey, type CounterRule } from './throttle.js';
 
 /**
@@ -437,12 +437,7 @@ export class AuthService {
     await this.checkCurrentPassword(personId, sessionId, password);
     if (!(await checkSecondFactor(this.db, personId, code))) throw new ApiError('VALIDATION_ERROR', WRONG_CODE);
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('people')
-        .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, totp_failures: 0, totp_locked_until: null })
-        .where('id', '=', personId)
-        .execute();
-      await trx.deleteFrom('totp_recovery_codes').where('person_id', '=', personId).execute();
+      await turnOffSecondFactor(trx, personId);
       // Whatever device signed in with the second factor signs in again without it.
       await revokeOtherSessions(trx, personId, sessionId);
     });
