@@ -34,6 +34,7 @@ const LIVE_LICENSE_FACELESS = {
   licenseNo: 'LAG12345ZZ01', firstname: 'Musa', lastname: 'Garba', gender: 'Male', birthdate: '03-04-1975',
   issuedDate: '01-01-2020', expiryDate: '31-12-2030', stateOfIssue: 'Lagos',
 };
+const LIVE_NIN_UNREADABLE = { nin: '31313131314', firstname: 'Ngozi', lastname: 'Obi', gender: 'Female', birthdate: '05-06-1988' };
 const LIVE_BVN_NO_PHOTO = { bvn: '22777777777', firstname: 'Tayo', lastname: 'Ade', gender: 'Male', phone: '08020000000', birthdate: '01-02-1980' };
 
 /** The shared face model, counting the images it is shown. */
@@ -129,10 +130,11 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
     const lines = [
       { type: 'nin', record: { ...LIVE_NIN, photo: livePhoto } },
       { type: 'bvn', record: LIVE_BVN_NO_PHOTO },
+      { type: 'nin', record: { ...LIVE_NIN_UNREADABLE, photo: Buffer.from('not a picture at all').toString('base64') } },
       { type: 'drivers_license', record: { ...LIVE_LICENSE_FACELESS, photo: blank.toString('base64') } },
     ].map((line) => JSON.stringify(line));
     const imported = await importRegistry(database.db, Readable.from([lines.join('\n')]));
-    expect(imported).toMatchObject({ imported: 3, rejected: 0 });
+    expect(imported).toMatchObject({ imported: 4, rejected: 0 });
 
     photoServer = http.createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -472,19 +474,32 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
         [{ idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.blank!, type: 'image/png' } }, 400],
         [{ idType: 'nin', idNumber: LIVE_NIN.nin, photo: { bytes: images.gif!, type: 'image/gif' } }, 400],
         [{ idType: 'nin', idNumber: LIVE_NIN.nin, photoUrl: `${photoBase}/missing.jpg` }, 400],
-        [{ idType: 'bvn', idNumber: LIVE_BVN_NO_PHOTO.bvn, photo: { bytes: images.liveSelfie! } }, 422],
         [{ idType: 'nin', idNumber: '99999999999', photo: { bytes: images.liveSelfie! } }, 404],
       ] as const;
       for (const [fields, status] of attempts) {
         const res = await postForm(live.liveSecret, fields);
         expect(res.statusCode, res.body).toBe(status);
       }
-      const faceless = await postForm(live.liveSecret, { idType: 'frsc', idNumber: LIVE_LICENSE_FACELESS.licenseNo, photo: { bytes: images.liveSelfie! } });
-      expect(faceless.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(/No face was found in the photo on record/) });
-      const noPhoto = await postForm(live.liveSecret, attempts[3][0]);
-      expect(noPhoto.json()).toEqual({ statusCode: 422, error: 'Unprocessable Entity', message: 'The identity has no photo on record to compare with' });
       expect((await accounts.get(live.id)).balance).toBe(100_000);
       expect((await usage(live.id)).map((row) => [row.outcome, row.price])).toEqual([['not_found', 0]]);
+    });
+
+    it('a record that cannot be compared (no photo, one that does not decode, no face in it) answers as an unknown number, uncharged', async () => {
+      const live = await org({ fund: 100_000 });
+      const pairs = [
+        ['bvn', LIVE_BVN_NO_PHOTO.bvn, '22700000000'],
+        ['nin', LIVE_NIN_UNREADABLE.nin, '99999999998'],
+        ['frsc', LIVE_LICENSE_FACELESS.licenseNo, 'LAG99999ZZ99'],
+      ] as const;
+      for (const [idType, known, unknown] of pairs) {
+        const held = await postForm(live.liveSecret, { idType, idNumber: known, photo: { bytes: images.liveSelfie! } });
+        const missing = await postForm(live.liveSecret, { idType, idNumber: unknown, photo: { bytes: images.liveSelfie! } });
+        expect(held.statusCode, held.body).toBe(404);
+        expect(held.json()).toMatchObject({ code: 'NOT_FOUND_ERROR' });
+        expect(held.body).toBe(missing.body);
+      }
+      expect((await accounts.get(live.id)).balance).toBe(100_000);
+      expect((await usage(live.id)).map((row) => [row.outcome, row.price])).toEqual(Array(6).fill(['not_found', 0]));
     });
 
     it('reads the photo before the identity: a bad image or a failed fetch answers alike for a known and an unknown number', async () => {

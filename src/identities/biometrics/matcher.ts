@@ -18,6 +18,21 @@ export interface HeldPhoto {
   photo: string;
 }
 
+/**
+ * The photo on record cannot be compared: it holds no face, or it does not decode. Biometrics
+ * answers this as it answers an unknown number (an uncharged answer of its own would tell a funded
+ * account which numbers exist); a session records NO_REGISTRY_PHOTO.
+ */
+export class UnusableHeldPhoto extends ApiError {
+  constructor(readonly reason: 'no_face' | 'unreadable') {
+    super(
+      reason === 'no_face' ? 'BAD_REQUEST' : 'UNPROCESSABLE',
+      reason === 'no_face' ? 'No face was found in the photo on record for this identity, so it cannot be compared' : 'The photo on record for this identity cannot be read, so it cannot be compared',
+    );
+    this.name = 'UnusableHeldPhoto';
+  }
+}
+
 /** Held-photo descriptors kept: 128 floats each, so 2,000 take about 1 MB. */
 const DEFAULT_CACHE_ENTRIES = 2_000;
 
@@ -37,7 +52,7 @@ export class FaceMatcher {
     this.held = new LruCache(cacheEntries);
   }
 
-  /** Throws 400 naming the photo without a face, 422 when the held photo is unreadable. */
+  /** Throws 400 for a supplied photo without a face, UnusableHeldPhoto when the one on record cannot be compared. */
   async match(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
     const stop = metrics.faceMatchDuration.startTimer();
     try {
@@ -65,9 +80,7 @@ export class FaceMatcher {
   private async compare(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
     const descriptor = supplied instanceof Float32Array ? supplied : await this.describeSupplied(supplied);
     const heldDescriptor = await this.heldDescriptor(held);
-    if (!heldDescriptor) {
-      throw new ApiError('BAD_REQUEST', 'No face was found in the photo on record for this identity, so it cannot be compared');
-    }
+    if (!heldDescriptor) throw new UnusableHeldPhoto('no_face');
     return photoMatching(heldDescriptor, descriptor);
   }
 
@@ -95,9 +108,7 @@ export class FaceMatcher {
     try {
       image = await decodeForDetection(Buffer.from(base64, 'base64'));
     } catch (error) {
-      if (error instanceof ImageError) {
-        throw new ApiError('UNPROCESSABLE', 'The photo on record for this identity cannot be read, so it cannot be compared');
-      }
+      if (error instanceof ImageError) throw new UnusableHeldPhoto('unreadable');
       throw error;
     }
     const face = await this.engine.describe(image);

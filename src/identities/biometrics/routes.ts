@@ -12,7 +12,7 @@ import { IDENTITY_BILLABLES, skipsCache, type IdentityLookups } from '../lookups
 import type { Registry } from '../registry/registry.js';
 import { FaceMatchCapacity, type FaceMatchCaps } from './capacity.js';
 import { decodeForDetection, ImageError, MAX_IMAGE_BYTES, type DecodedImage } from './image.js';
-import { FaceMatcher, type BiometricIdType } from './matcher.js';
+import { FaceMatcher, UnusableHeldPhoto, type BiometricIdType } from './matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS, PhotoFetchError } from './photo-url.js';
 import type { PhotoMatching } from './score.js';
 import { BiometricsForm, BiometricsJson, BiometricsResponses, type BiometricsBody } from './schemas.js';
@@ -255,13 +255,25 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
           const face = await matcher.describeSupplied(await suppliedImage(source));
           const record = await findPerson(registry, idType, idNumber);
           if (!record) return undefined;
-          if (!record.photo) throw new ApiError('UNPROCESSABLE', 'The identity has no photo on record to compare with');
-          const matching = await matcher.match({ mode, idType, idNumber, photo: record.photo }, face);
-          return { record, matching };
+          // A record that cannot be compared (no photo, none that decodes, no face in it) answers
+          // as an unknown number does, uncharged: an answer of its own would tell that the number exists.
+          if (!record.photo) return unusable(request, idType, 'no_photo');
+          try {
+            return { record, matching: await matcher.match({ mode, idType, idNumber, photo: record.photo }, face) };
+          } catch (err) {
+            if (err instanceof UnusableHeldPhoto) return unusable(request, idType, err.reason);
+            throw err;
+          }
         }),
       notFound: () => new ApiError('NOT_FOUND_ERROR', NOT_FOUND[idType], { style: 'C' }),
     });
     return { status: 'success' as const, data: render(idType, idNumber, record, matching, idType === 'nin' && payloadType === 'HALF') };
+  };
+
+  /** Logged for the operator (the type, never the number), then answered as not found. */
+  const unusable = (request: FastifyRequest, idType: BiometricIdType, reason: UnusableHeldPhoto['reason'] | 'no_photo'): undefined => {
+    request.log.warn({ idType, reason }, 'biometrics: the photo on record cannot be compared; answered as not found');
+    return undefined;
   };
 
   app.post(PATH, routeOptions(false), handler);

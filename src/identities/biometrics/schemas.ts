@@ -49,7 +49,6 @@ export const BiometricsResponses = {
   ...identityErrors('C'),
   413: ErrorStyleB,
   415: ErrorStyleB,
-  422: ErrorStyleB,
   429: ErrorStyleB,
   503: ErrorStyleB,
 };
