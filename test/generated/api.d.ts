@@ -2603,30 +2603,6 @@ export interface operations {
                 };
             };
             /** @description Error, style B */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        statusCode: number;
-                        error: string;
-                        /** @description A sentence, or (invalid corporate registry request) an array of constraint violations */
-                        message: string | {
-                            target: {
-                                [key: string]: unknown;
-                            };
-                            value?: unknown;
-                            property: string;
-                            children: unknown[];
-                            constraints: {
-                                [key: string]: string;
-                            };
-                        }[];
-                    };
-                };
-            };
-            /** @description Error, style B */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -258,5 +258,23 @@ describe('sessions in the explorer', () => {
       expect(res.statusCode).toBe(404);
       expect(res.json().message).toMatch(/retention/);
     });
+
+    it('a frame sent as bytes that do not decode is answered in the portal’s style, blurred or as taken', async () => {
+      const { org, owner, viewer } = made;
+      const broken = (await stillPhoto(87)).map((frame, i) => (i === 2 ? { atMs: frame.atMs, jpeg: frame.jpeg.subarray(0, 300) } : frame));
+      await livenessAttempt(http, session, broken);
+      const frameUrl = (position: number, view?: string) => `/api/orgs/${org.id}/sessions/${session.id}/attempts/2/frames/${position}?mode=test${view ? `&view=${view}` : ''}`;
+      for (const user of [viewer, owner]) {
+        const res = await get(user, frameUrl(2));
+        expect(res.statusCode, res.body).toBe(422);
+        expect(res.json()).toMatchObject({ status: 'error', code: 'UNPROCESSABLE' });
+        expect(res.json().message).toMatch(/does not decode/);
+        expect((await get(user, frameUrl(3))).statusCode).toBe(200);
+      }
+      // As taken, the owner gets the bytes the device sent, logged like any other frame.
+      const full = await get(owner, frameUrl(2, 'full'));
+      expect(full.statusCode).toBe(200);
+      expect(full.rawPayload.equals(broken[2]!.jpeg)).toBe(true);
+    });
   });
 });

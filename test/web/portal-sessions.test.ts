@@ -19,6 +19,7 @@ let owner: PortalUser;
 let viewer: PortalUser;
 let failed: MadeSession;
 let withFrames: MadeSession;
+let withBrokenFrame: MadeSession;
 
 beforeAll(async () => {
   web = await buildWebContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
@@ -35,6 +36,10 @@ beforeAll(async () => {
   withFrames = await createSession(http, org.testSecret, { reference: 'loan-4472' });
   await toLiveness(http, withFrames, SANDBOX.bvn);
   await livenessAttempt(http, withFrames, await stillPhoto(90));
+  withBrokenFrame = await createSession(http, org.testSecret, { reference: 'loan-4473' });
+  await toLiveness(http, withBrokenFrame, SANDBOX.bvn);
+  // The third frame: a JPEG's first bytes only, which the engine counts as a frame without a picture.
+  await livenessAttempt(http, withBrokenFrame, (await stillPhoto(89)).map((frame, i) => (i === 2 ? { ...frame, jpeg: frame.jpeg.subarray(0, 300) } : frame)));
 }, 180_000);
 afterAll(async () => {
   await web?.close();
@@ -106,6 +111,21 @@ describe('sessions in the portal explorer (phone width)', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a frame that does not decode is shown as “Not a picture”, blurred or revealed', { timeout: 120_000 }, async () => {
+    const page = await signedIn(owner);
+    const errors = watchErrors(page);
+    await page.goto(`/verifications/sessions/${withBrokenFrame.id}`);
+    const attempt = page.getByRole('region', { name: 'Liveness attempt 1' });
+    await expect.poll(() => attempt.getByLabel(/^Frame 3 of attempt 1, blurred: not a picture/).isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await attempt.getByRole('img', { name: /^Frame 3 of attempt 1/ }).count()).toBe(0);
+    await expect.poll(() => attempt.getByRole('img', { name: /^Frame 4 of attempt 1, blurred/ }).evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(160);
+    await attempt.getByRole('button', { name: 'Reveal the frames of attempt 1' }).click();
+    // As taken the bytes are sent as they came; the browser cannot draw them either.
+    await expect.poll(() => attempt.getByLabel(/^Frame 3 of attempt 1: not a picture/).isVisible(), { timeout: 15_000 }).toBe(true);
+    // The failed image loads are the browser's console errors; nothing else went wrong.
+    expect(errors.filter((error) => !/422|Failed to load resource/.test(error))).toEqual([]);
+  });
+
   it('a viewer sees the frames blurred only, with who can reveal them', { timeout: 120_000 }, async () => {
     const page = await signedIn(viewer);
     await page.goto(`/verifications/sessions/${withFrames.id}`);
@@ -114,6 +134,10 @@ describe('sessions in the portal explorer (phone width)', () => {
     expect(await attempt.getByText('an owner, admin or developer can reveal them').isVisible()).toBe(true);
     expect(await attempt.getByRole('button', { name: /Reveal/ }).count()).toBe(0);
     expect(await attempt.getByRole('img', { name: /blurred/ }).count()).toBeGreaterThan(0);
+    // An open test session: its registry details wait for the end, and nothing is said to be due.
+    const person = page.getByRole('region', { name: 'ID and person' });
+    expect(await person.getByText('a test session is never charged').isVisible()).toBe(true);
+    expect(await page.getByText('its price is then due').count()).toBe(0);
     // An unknown session says so, with the way back.
     await page.goto('/verifications/sessions/ses_00000000000000000000');
     await expect.poll(() => page.getByText('Session not found').isVisible(), { timeout: 15_000 }).toBe(true);

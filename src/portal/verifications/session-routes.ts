@@ -142,7 +142,7 @@ export async function sessionExplorerRoutes(parent: FastifyInstance, { db, store
         querystring: FrameQuery,
         response: {
           200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'A JPEG' }),
-          ...portalErrors(400, 401, 403, 404, 429),
+          ...portalErrors(400, 401, 403, 404, 422, 429),
         },
       },
     },

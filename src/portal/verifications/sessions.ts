@@ -227,10 +227,22 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
 /** How wide the blurred rendering's source is: at 16 pixels across, no face can be recognised. */
 export const BLUR_SOURCE_WIDTH = 16;
 
-/** A frame as the page shows it before anyone reveals it: shrunk to 16 pixels wide, then scaled up smooth. */
+/**
+ * A frame as the page shows it before anyone reveals it: shrunk to 16 pixels wide, then scaled up
+ * smooth. Frames are kept as the device sent them (replay detection hashes those bytes), and one
+ * that does not decode gets a 422: the engine counted it as a frame without a picture.
+ */
 export async function blurredFrame(jpeg: Buffer): Promise<Buffer> {
   const sharp = await loadSharp();
-  const tiny = await sharp(jpeg).rotate().resize({ width: BLUR_SOURCE_WIDTH }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const tiny = await sharp(jpeg)
+    .rotate()
+    .resize({ width: BLUR_SOURCE_WIDTH })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .catch(() => {
+      throw new ApiError('UNPROCESSABLE', 'This frame does not decode as a picture: the device sent bytes that are not a whole JPEG, so it has nothing to blur');
+    });
   return sharp(tiny.data, { raw: { width: tiny.info.width, height: tiny.info.height, channels: tiny.info.channels } })
     .resize({ width: 160, kernel: 'cubic' })
     .blur(4)

@@ -6064,6 +6064,20 @@ export interface operations {
                 };
             };
             /** @description Error, style A */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
             429: {
                 headers: {
                     [name: string]: unknown;

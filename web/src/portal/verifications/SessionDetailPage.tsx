@@ -167,7 +167,9 @@ function SessionDetail({ id }: { id: string }) {
               <Facts rows={[{ label: 'ID type', value: d.identity.idTypeText }, { label: 'ID number', value: d.identity.idNumber }, ...d.identity.facts]} />
               {d.cancellable && (
                 <Text size="sm" c="dimmed" mt="xs">
-                  The registry’s details are shown once the session ends: its price is then due.
+                  {mode === 'live'
+                    ? 'The registry’s details are shown once the session ends: its price is then due.'
+                    : 'The registry’s details are shown once the session ends (a test session is never charged).'}
                 </Text>
               )}
             </>
@@ -370,19 +372,14 @@ function AttemptCard({ session, attempt }: { session: Session; attempt: Attempt 
             <SimpleGrid cols={{ base: 4, sm: 6, md: 10 }} spacing={6}>
               {attempt.frames.map((frame) =>
                 frame.stored ? (
-                  <Image
+                  <FrameImage
                     key={`${frame.position}-${revealed}`}
                     src={src(frame.position)}
                     alt={`Frame ${frame.position + 1} of attempt ${attempt.number}${revealed ? '' : ', blurred'}${frame.frontal ? ', compared with the registry photo' : ''}`}
-                    radius="sm"
-                    h={64}
-                    fit="cover"
-                    style={frame.frontal ? { outline: '2px solid var(--mantine-color-blue-6)' } : undefined}
+                    frontal={frame.frontal}
                   />
                 ) : (
-                  <Text key={frame.position} size="xs" c="dimmed" ta="center" style={{ border: '1px dashed var(--mantine-color-gray-4)', borderRadius: 4, height: 64, display: 'grid', placeItems: 'center' }}>
-                    Deleted
-                  </Text>
+                  <FrameTile key={frame.position}>Deleted</FrameTile>
                 ),
               )}
             </SimpleGrid>
@@ -390,6 +387,31 @@ function AttemptCard({ session, attempt }: { session: Session; attempt: Attempt 
         )}
       </Stack>
     </Card>
+  );
+}
+
+function FrameTile({ children, label }: { children: string; label?: string }) {
+  return (
+    <Text size="xs" c="dimmed" ta="center" aria-label={label} style={{ border: '1px dashed var(--mantine-color-gray-4)', borderRadius: 4, height: 64, display: 'grid', placeItems: 'center' }}>
+      {children}
+    </Text>
+  );
+}
+
+/** A stored frame; one the server cannot show (bytes that are not a picture: 422) says so in words. */
+function FrameImage({ src, alt, frontal }: { src: string; alt: string; frontal: boolean }) {
+  const [failed, setFailed] = useState(false);
+  if (failed) return <FrameTile label={`${alt}: not a picture, the device sent bytes that do not decode`}>Not a picture</FrameTile>;
+  return (
+    <Image
+      src={src}
+      alt={alt}
+      radius="sm"
+      h={64}
+      fit="cover"
+      onError={() => setFailed(true)}
+      style={frontal ? { outline: '2px solid var(--mantine-color-blue-6)' } : undefined}
+    />
   );
 }
 
