@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { putFile, recordFiles, sniffImage, type StoredFile } from '../files/service.js';
 import { decodeForDetection, ImageError } from '../identities/biometrics/image.js';
-import type { BiometricIdType } from '../identities/biometrics/matcher.js';
+import { UnusableHeldPhoto, type BiometricIdType } from '../identities/biometrics/matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
 import { MATCH_THRESHOLD, distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
 import type { LivenessDecision } from '../identities/liveness/engine.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { FlowDeps } from './flow.js';
 import { findPerson } from './identity.js';
@@ -40,7 +40,40 @@ const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt 
  * Retry-After before anything is stored or the attempt is spent, and the page sends them again.
  */
 export const MAX_CONCURRENT_DECISIONS = 4;
-let deciding = 0;
+/**
+ * Of those, one organization holds at most this many (both modes), and test mode, which anyone
+ * can use for free after signing up, at most this many across all organizations: neither one
+ * account nor test traffic can keep the live end users of every other account waiting.
+ */
+export const MAX_DECISIONS_PER_ORG = 2;
+export const MAX_TEST_DECISIONS = 2;
+
+/** The decisions running in this process, in all, per organization and in test mode. */
+class DecisionPlaces {
+  private total = 0;
+  private test = 0;
+  private readonly byOrg = new Map<string, number>();
+
+  /** Takes a place, or refuses with 503 and Retry-After (the page sends the frames again). */
+  take(orgId: string, mode: Mode): () => void {
+    const mine = this.byOrg.get(orgId) ?? 0;
+    if (this.total >= MAX_CONCURRENT_DECISIONS || mine >= MAX_DECISIONS_PER_ORG || (mode === 'test' && this.test >= MAX_TEST_DECISIONS)) {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'Many selfies are being checked right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
+    }
+    this.total++;
+    if (mode === 'test') this.test++;
+    this.byOrg.set(orgId, mine + 1);
+    return () => {
+      this.total--;
+      if (mode === 'test') this.test--;
+      const left = (this.byOrg.get(orgId) ?? 1) - 1;
+      if (left === 0) this.byOrg.delete(orgId);
+      else this.byOrg.set(orgId, left);
+    };
+  }
+}
+
+const places = new DecisionPlaces();
 
 /** The face match's idType for the registry photo cache (a vNIN is a tokenised NIN; a licence is FRSC's). */
 const BIOMETRIC_TYPE: Record<SessionIdType, BiometricIdType> = { BVN: 'bvn', NIN: 'nin', VNIN: 'nin', DRIVERS_LICENSE: 'frsc' };
@@ -66,14 +99,11 @@ export function checkUpload(upload: FrameUpload): void {
 export async function decideAttempt(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
   if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
   checkUpload(upload);
-  if (deciding >= MAX_CONCURRENT_DECISIONS) {
-    throw new ApiError('SERVICE_UNAVAILABLE', 'Many selfies are being checked right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
-  }
-  deciding++;
+  const release = places.take(row.org_id, row.mode);
   try {
     return await decide(deps, row, attemptId, upload, now);
   } finally {
-    deciding--;
+    release();
   }
 }
 
@@ -230,11 +260,10 @@ async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedI
     const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, image);
     return faceMatchCheck(matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
   } catch (err) {
-    // The matcher refuses a photo without a face (400) or an unreadable one on record (422); its
-    // messages say which side: no face in the registry's photo is no photo to compare with.
-    if (err instanceof ApiError && (err.code === 'BAD_REQUEST' || err.code === 'UNPROCESSABLE')) {
-      return faceMatchCheck(null, false, [/on record/.test(err.message) ? 'NO_REGISTRY_PHOTO' : 'FACE_MISMATCH']);
-    }
+    // No face in the registry's photo, or one that does not decode, is no photo to compare with;
+    // no face in the frame (400) is a mismatch.
+    if (err instanceof UnusableHeldPhoto) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
+    if (err instanceof ApiError && err.code === 'BAD_REQUEST') return faceMatchCheck(null, false, ['FACE_MISMATCH']);
     throw err;
   }
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LivenessFrame } from '../../src/identities/liveness/engine.js';
 import { LIVENESS_CAPTURE } from '../../src/identities/liveness/settings.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
-import { MAX_CONCURRENT_DECISIONS } from '../../src/sessions/attempts.js';
+import { MAX_CONCURRENT_DECISIONS, MAX_DECISIONS_PER_ORG, MAX_TEST_DECISIONS } from '../../src/sessions/attempts.js';
 import { SESSION_BILLABLES } from '../../src/sessions/billing.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { fixturePath, loopCapture } from '../liveness/genuine.js';
@@ -134,6 +134,25 @@ describe('verification sessions: liveness and face match with real frames', { ti
     expect((await sessionUsage(t.database.db, org.id)).map((u) => [u.mode, u.outcome, u.price])).toEqual([['test', 'success', 0]]);
   });
 
+  it('a registry photo without a face, a registry photo that does not decode, and no registry photo end the session: NO_REGISTRY_PHOTO', async () => {
+    const blank = await sharp({ create: { width: 480, height: 600, channels: 3, background: '#b9a58c' } }).jpeg().toBuffer();
+    const people = [
+      { ...PERSON, nin: '30571948261', photo: blank.toString('base64') },
+      { ...PERSON, nin: '30571948262', photo: Buffer.from('not a picture at all').toString('base64') },
+      { ...PERSON, nin: '30571948263' },
+    ];
+    const imported = await importRegistry(t.database.db, Readable.from([people.map((record) => JSON.stringify({ type: 'nin', record })).join('\n')]));
+    expect(imported.imported).toBe(people.length);
+    for (const [i, person] of people.entries()) {
+      // An organization each: frames seen in another of the organization's attempts count as replayed.
+      const org = await t.org({ fund: 100_000 });
+      const { token } = await atLiveness(org.liveSecret, person.nin);
+      const attempt = (await http.post(api(token, '/liveness/attempts'), undefined, {})).json();
+      const view = (await submit(token, attempt.attemptId, await fresh(loopCapture('genuine.mjpeg', 1200 + i * 150), 61 + i))).json();
+      expect(view, person.nin).toMatchObject({ step: 'done', result: { outcome: 'failed', reasons: ['NO_REGISTRY_PHOTO'] }, lastAttempt: { passed: true } });
+    }
+  });
+
   it('the third failed attempt ends the session: LIVENESS_ATTEMPTS_EXHAUSTED', async () => {
     const org = await t.org();
     const { token } = await atLiveness(org.testSecret, SANDBOX.nin.idNumber);
@@ -147,21 +166,47 @@ describe('verification sessions: liveness and face match with real frames', { ti
     expectStyleA(await http.post(api(token, '/liveness/attempts'), undefined, {}), 409, 'CONFLICT');
   });
 
-  it('refuses frames past MAX_CONCURRENT_DECISIONS with 503 and Retry-After, spending nothing: the page sends them again', { timeout: 180_000 }, async () => {
-    const org = await t.org();
-    const sessions = await Promise.all(Array.from({ length: MAX_CONCURRENT_DECISIONS + 1 }, () => atLiveness(org.testSecret, SANDBOX.nin.idNumber)));
+  /** Frames sent for each session at once (a fresh capture each); the answers in the same order. */
+  async function submitTogether(sessions: { token: string }[], offset: number) {
     const attempts = await Promise.all(sessions.map(async ({ token }) => (await http.post(api(token, '/liveness/attempts'), undefined, {})).json()));
-    const captures = await Promise.all(sessions.map((_, i) => fresh(loopCapture('genuine.mjpeg', 100 + i * 33), 70 + i)));
+    const captures = await Promise.all(sessions.map((_, i) => fresh(loopCapture('genuine.mjpeg', offset + i * 33), 60 + offset / 10 + i)));
     const answers = await Promise.all(sessions.map(({ token }, i) => submit(token, attempts[i].attemptId, captures[i]!)));
+    return { attempts, captures, answers };
+  }
+
+  it('shares the decision places: test mode and each organization hold a part of them; past it 503 with Retry-After, spending nothing, and the page sends the frames again', { timeout: 180_000 }, async () => {
+    expect(MAX_TEST_DECISIONS + MAX_DECISIONS_PER_ORG).toBeLessThanOrEqual(MAX_CONCURRENT_DECISIONS);
+    const tester = await t.org();
+    const otherTester = await t.org();
+    const live = await t.org({ fund: 1_000_000 });
+    // Test sessions of two organizations beside a live account's: the test share fills, the live end users keep their places.
+    const testers = [tester, tester, otherTester].slice(0, MAX_TEST_DECISIONS + 1);
+    const sessions = await Promise.all([
+      ...testers.map((org) => atLiveness(org.testSecret, SANDBOX.nin.idNumber)),
+      ...Array.from({ length: MAX_DECISIONS_PER_ORG }, () => atLiveness(live.liveSecret, PERSON.nin)),
+    ]);
+    const { attempts, captures, answers } = await submitTogether(sessions, 100);
     const refused = answers.flatMap((answer, i) => (answer.status === 503 ? [i] : []));
     expect(refused).toHaveLength(1);
     const i = refused[0]!;
+    expect(i).toBeLessThan(testers.length);
     expectStyleA(answers[i]!, 503, 'SERVICE_UNAVAILABLE');
     expect(answers[i]!.headers.get('retry-after')).toBe('5');
-    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(MAX_CONCURRENT_DECISIONS);
+    expect(answers.slice(testers.length).map((answer) => answer.status)).toEqual(Array(MAX_DECISIONS_PER_ORG).fill(200));
     // Nothing was stored or spent for it: the same attempt takes the frames now.
     expect(await t.database.db.selectFrom('session_frames').select('position').where('attempt_id', '=', attempts[i].attemptId).execute()).toEqual([]);
     expect((await http.get(api(sessions[i]!.token))).json()).toMatchObject({ step: 'liveness', attemptsLeft: { liveness: 2 } });
     expect((await submit(sessions[i]!.token, attempts[i].attemptId, captures[i]!)).status).toBe(200);
+
+    // One live account past its own part is refused while another's end user is served.
+    const busy = await t.org({ fund: 1_000_000 });
+    const other = await t.org({ fund: 1_000_000 });
+    const more = await Promise.all([
+      ...Array.from({ length: MAX_DECISIONS_PER_ORG + 1 }, () => atLiveness(busy.liveSecret, PERSON.nin)),
+      atLiveness(other.liveSecret, PERSON.nin),
+    ]);
+    const statuses = (await submitTogether(more, 300)).answers.map((answer) => answer.status);
+    expect(statuses.slice(0, MAX_DECISIONS_PER_ORG + 1).filter((status) => status === 503)).toHaveLength(1);
+    expect(statuses.at(-1)).toBe(200);
   });
 });
