@@ -7,6 +7,7 @@ import type { Database } from './db/database.js';
 import { ApiError } from './errors.js';
 import { PostgresRateLimitStore } from './rate-limit-store.js';
 import { routedPath } from './routed-path.js';
+import { addressKey } from './client-address.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -125,8 +126,8 @@ export async function registerRateLimits(app: FastifyInstance, database: Databas
     max: (request: FastifyRequest) => request.auth.rateLimitPerMinute ?? perSecret,
     keyGenerator: (request: FastifyRequest) => `secret:${request.auth.orgId}:${request.auth.mode}`,
   });
-  const byAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `ip:${request.ip}` });
-  const refusedByAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `refused:${request.ip}` });
+  const byAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `ip:${addressKey(request.ip)}` });
+  const refusedByAddress = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `refused:${addressKey(request.ip)}` });
   app.decorate('countRefusedCredential', async (request: FastifyRequest, reply: FastifyReply) => {
     await refusedByAddress.call(app, request, reply);
   });

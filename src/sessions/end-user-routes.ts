@@ -8,6 +8,7 @@ import type { FrameUpload } from './attempts.js';
 import { IdNotVerified, SessionFlow, TooManyAttempts } from './flow.js';
 import { CAPTURE, MAX_FRAME_BYTES, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS } from './liveness.js';
 import * as S from './schemas.js';
+import { addressKey } from '../platform/client-address.js';
 
 const TAGS = ['Verification sessions: end user'];
 const BASE = '/verify/api/:token';
@@ -43,8 +44,8 @@ export interface EndUserRoutesOptions {
 export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress }: EndUserRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const uploads = new WeakMap<FastifyRequest, FrameUpload>();
-  const byAddress = parent.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `verify:${request.ip}` });
-  const handoffByAddress = parent.rateLimit({ max: HANDOFF_REDIRECTS_PER_MINUTE, keyGenerator: (request: FastifyRequest) => `handoff:${request.ip}` });
+  const byAddress = parent.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `verify:${addressKey(request.ip)}` });
+  const handoffByAddress = parent.rateLimit({ max: HANDOFF_REDIRECTS_PER_MINUTE, keyGenerator: (request: FastifyRequest) => `handoff:${addressKey(request.ip)}` });
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');

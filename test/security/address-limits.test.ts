@@ -43,6 +43,22 @@ describe('per-address limit of refused credentials', () => {
     expect((await t.app.inject({ method: 'POST', url: LOOKUP, payload: {}, remoteAddress: '198.51.100.2' })).statusCode).toBe(401);
   });
 
+  it('counts an IPv6 client by its /64, which it can rotate through, and a mapped IPv4 address as the IPv4 address', async () => {
+    const codes = [];
+    for (const remoteAddress of ['2001:db8:77:1::1', '2001:db8:77:1::2', '2001:db8:77:1:aaaa:bbbb:cccc:dddd', '2001:db8:77:1::4']) {
+      codes.push((await t.app.inject({ method: 'POST', url: LOOKUP, headers: bearer(WRONG_SECRET), payload: {}, remoteAddress })).statusCode);
+    }
+    expect(codes).toEqual([401, 401, 401, 429]);
+    // The next /64 is another client.
+    expect((await t.app.inject({ method: 'POST', url: LOOKUP, headers: bearer(WRONG_SECRET), payload: {}, remoteAddress: '2001:db8:77:2::1' })).statusCode).toBe(401);
+
+    const mapped = [];
+    for (const remoteAddress of ['198.51.100.9', '::ffff:198.51.100.9', '198.51.100.9', '::ffff:c633:6409']) {
+      mapped.push((await t.app.inject({ method: 'POST', url: LOOKUP, headers: bearer(WRONG_SECRET), payload: {}, remoteAddress })).statusCode);
+    }
+    expect(mapped).toEqual([401, 401, 401, 429]);
+  });
+
   it('limits the workflow families in style A, before anything is created', async () => {
     const remoteAddress = '198.51.100.3';
     const codes = [];

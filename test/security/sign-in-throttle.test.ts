@@ -74,6 +74,19 @@ describe('wrong passwords', () => {
     expect(stranger.statusCode).toBe(429);
     expect((await post('/api/auth/sign-in', { email: owner.email, password: owner.password }, '127.0.0.1')).status).toBe(200);
   });
+
+  it('from an IPv6 network are counted per /64: a new address in it is the same client', async () => {
+    const owner = await portalUser(ctx.database.db);
+    const statuses = [];
+    for (let i = 1; i <= 6; i++) {
+      const res = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-in', payload: { email: owner.email, password: 'guess guess guess' }, remoteAddress: `2001:db8:40:7::${i.toString(16)}` });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
+    // The owner's own network is another /64.
+    const ownerIn = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-in', payload: { email: owner.email, password: owner.password }, remoteAddress: '2001:db8:40:8::1' });
+    expect(ownerIn.statusCode).toBe(200);
+  });
 });
 
 describe('the counts', () => {

@@ -12,6 +12,7 @@ import { hashPassword, insertPerson, MIN_PASSWORD_LENGTH, normaliseEmail, verify
 import { createSession, hashToken, newToken, revokeOtherSessions, revokeSession, SESSION_LIFETIME_MS } from '../sessions.js';
 import { checkSecondFactor, LockedError, replaceRecoveryCodes, totpStep, turnOffSecondFactor } from './second-factor.js';
 import { AuthCounters, counterKey, type CounterRule } from './throttle.js';
+import { addressKey } from '../../platform/client-address.js';
 
 /**
  * Wrong passwords for one email from one client address: the fifth pauses that address's
@@ -232,7 +233,7 @@ export class AuthService {
   async signIn(input: { email: string; password: string }, client: Client) {
     const email = normaliseEmail(input.email);
     const address = client.ip ?? 'unknown';
-    const perClient = await this.counters.hit(counterKey('pw', email, address), PASSWORD_PER_CLIENT);
+    const perClient = await this.counters.hit(counterKey('pw', email, addressKey(address)), PASSWORD_PER_CLIENT);
     if (perClient.blockedUntil && !perClient.last) throw new LockedError(perClient.blockedUntil, 'password');
     const person = await this.db
       .selectFrom('people')
@@ -247,7 +248,7 @@ export class AuthService {
       if (perClient.blockedUntil) throw new LockedError(perClient.blockedUntil, 'password');
       throw new ApiError('ACCESS_DENIED', 'Wrong email or password');
     }
-    await this.counters.clear(counterKey('pw', email, address));
+    await this.counters.clear(counterKey('pw', email, addressKey(address)));
     const totpRequired = person.totp_enabled_at !== null;
     if (totpRequired && person.totp_locked_until && person.totp_locked_until.getTime() > Date.now()) throw new LockedError(person.totp_locked_until, 'code');
     const session = await createSession(this.db, {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { addressKey } from '../../platform/client-address.js';
 
 export interface AuthCountersTable {
   key: string;
@@ -109,7 +110,7 @@ export function perIpLimit(db: Kysely<DB>, rule: CounterRule = ATTEMPTS_PER_IP) 
       lastSweep = Date.now();
       await counters.sweep();
     }
-    const { blockedUntil, last } = await counters.hit(counterKey('ip', request.ip), rule);
+    const { blockedUntil, last } = await counters.hit(counterKey('ip', addressKey(request.ip)), rule);
     if (blockedUntil && !last) {
       const wait = secondsUntil(blockedUntil);
       reply.header('retry-after', String(wait));

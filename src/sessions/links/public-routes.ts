@@ -5,6 +5,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { badRequestPage, errorPage, foreignFormPage, layout, LINK_STYLE_HASH, notFoundPage, startPage, tooManyPage, unavailablePage, type LinkPage } from './page.js';
 import { linkByCode, startFromLink, statusOf } from './service.js';
+import { addressKey } from '../../platform/client-address.js';
 
 /** Sessions one client address may start from one link in LINK_STARTS_WINDOW_MS. */
 export const LINK_STARTS_PER_ADDRESS = 10;
@@ -61,11 +62,11 @@ function fromOwnPage(request: FastifyRequest, publicOrigin: string): boolean {
  */
 export async function linkPages(app: FastifyInstance, { db, publicUrl, perAddress }: LinkPagesOptions): Promise<void> {
   const publicOrigin = new URL(publicUrl).origin;
-  const views = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `link-page:${request.ip}` });
+  const views = app.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `link-page:${addressKey(request.ip)}` });
   const starts = app.rateLimit({
     max: LINK_STARTS_PER_ADDRESS,
     timeWindow: LINK_STARTS_WINDOW_MS,
-    keyGenerator: (request: FastifyRequest) => `link-start:${request.ip}:${linkKey((request.params as { '*'?: string })['*'] ?? '')}`,
+    keyGenerator: (request: FastifyRequest) => `link-start:${addressKey(request.ip)}:${linkKey((request.params as { '*'?: string })['*'] ?? '')}`,
   });
 
   // The button's form body carries nothing; it is read and ignored.
