@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
+import { redactText } from '../platform/logging.js';
 import { endpointLabel } from '../platform/metrics.js';
+import { maskedBodiesOf } from '../portal/webhooks/masking.js';
 
 /** One organization's webhook queue in one mode: what waits, what retries, what failed for good. */
 export interface BacklogRow {
@@ -120,7 +122,8 @@ export async function failingEndpoints(db: Kysely<DB>): Promise<FailingEndpoint[
     probeAt: row.probe_at.toISOString(),
     failures: row.failures,
     lastStatusCode: row.last_status_code,
-    lastError: row.last_error,
+    // No body to hand: identity numbers, phones and emails are removed by shape, as in the server's log.
+    lastError: row.last_error === null ? null : redactText(row.last_error),
     pending: Number(row.pending),
   }));
 }
@@ -160,6 +163,13 @@ export async function listConsoleDeliveries(
       .execute(),
     query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
+  // A receiver's redirect names its Location in the error, which may repeat the body's people's
+  // data: scrubbed as the portal's delivery log scrubs it (the body's values), then by shape.
+  const masking = await maskedBodiesOf(
+    db,
+    rows.filter((row) => row.last_error !== null).map((row) => Number(row.id)),
+  );
+  const scrubbed = (id: number, error: string | null) => (error === null ? null : redactText(masking.get(id)?.scrub(error) ?? error));
   return {
     total: Number(count.n),
     rows: rows.map((row) => ({
@@ -172,7 +182,7 @@ export async function listConsoleDeliveries(
       status: row.status,
       attemptCount: Number(row.attempt_count),
       lastStatusCode: row.last_status_code,
-      lastError: row.last_error,
+      lastError: scrubbed(Number(row.id), row.last_error),
       nextAttemptAt: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
       createdAt: row.created_at.toISOString(),
     })),

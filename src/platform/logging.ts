@@ -19,11 +19,17 @@ const LONG_NUMBER = /\d{6,}/g;
 /** Bearer-like values: link tokens (43 characters), file signatures (64 hex), credentials. IDs (UUIDs) are shorter. */
 const LONG_TOKEN = /[A-Za-z0-9_-]{40,}/g;
 const QUERY = /\?.*$/;
-/** Record ids: kept whole so a request can be traced, though they may hold six digits in a row. */
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+/**
+ * Record ids: kept whole so a request can be traced, though they may hold six digits in a row:
+ * UUIDs, and verification sessions' and liveness attempts' random hex ids (`ses_`, `att_`).
+ */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\bses_[0-9a-f]{20}\b|\batt_[0-9a-f]{24}\b/gi;
 
-/** An email address: its local part names a person; the domain is kept for the operator. */
-const EMAIL = /[^\s<>()[\]"',;:@]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
+/**
+ * An email address: its local part names a person; the domain is kept for the operator. The local
+ * part stops at a URL's separators (`/ ? & = #`), so an address in a query string takes only itself.
+ */
+const EMAIL = /[^\s<>()[\]"',;:@/?&=#]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
 
 function redactValues(text: string): string {
   return text.replace(LONG_NUMBER, '[redacted]').replace(LONG_TOKEN, '[redacted]');

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expireUnansweredEmployments } from '../../src/employments/service.js';
 import type { Mode } from '../../src/platform/db/schema.js';
 import { LINK_TTL_MS } from '../../src/respondents/links.js';
-import '../../src/webhooks/circuits.js';
+import { recordCircuitOpened } from '../../src/webhooks/circuits.js';
 import { enqueueEvent } from '../../src/webhooks/events.js';
 import type { Worker } from '../../src/worker.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
@@ -228,6 +228,31 @@ describe('the webhook backlog and failing endpoints', () => {
     expect(log.json()).toMatchObject({ status: 'delivered', attemptCount: 5 });
     await worker.stop();
     worker = undefined;
+  });
+
+  it('shows a last error with the body’s people’s data and any identity number, phone or email in it masked', async () => {
+    const r = await receiver();
+    const { org } = await portalOrg(ctx.database.db);
+    await connectReceiver(ctx.database, r, org.id, 'test');
+    const bvn = '22298765432';
+    const phone = '08061234567';
+    const id = await enqueueEvent(ctx.database.db, { orgId: org.id, mode: 'test', type: 'webhook.test', data: { bvn, phone, firstName: 'Adaeze' } });
+    // A receiver that redirected to a link repeating the body (no worker runs: the row is set as the worker sets it).
+    const error = `redirect to https://elsewhere.example/return?b=${bvn}&p=${phone}&by=ada.obi@example.com not followed`;
+    await ctx.database.db.updateTable('webhook_deliveries').set({ status: 'failed', last_error: error, last_status_code: 302 }).where('message_id', '=', id).execute();
+    await recordCircuitOpened(ctx.database.db, { url: r.url, probeAt: new Date(Date.now() + 60_000), failures: 4, lastStatusCode: 302, lastError: error });
+
+    const listed = (await get(`/api/console/deliveries?status=failed&orgId=${org.id}`)).json().data;
+    const endpoints = (await get('/api/console/deliveries/failing-endpoints')).json().data.filter((row: { orgId: string }) => row.orgId === org.id);
+    expect(listed).toHaveLength(1);
+    expect(endpoints).toHaveLength(1);
+    for (const shown of [listed[0].lastError, endpoints[0].lastError] as string[]) {
+      expect(shown).toMatch(/^redirect to https:\/\/elsewhere\.example\/return\?b=.+ not followed$/);
+      for (const raw of [bvn, phone, 'ada.obi']) expect(shown).not.toContain(raw);
+      expect(shown).toContain('@example.com');
+    }
+    // The list's own masking of the body's values, as the customer's log shows them.
+    expect(listed[0].lastError).toContain(`b=${bvn.slice(0, 3)}`);
   });
 });
 

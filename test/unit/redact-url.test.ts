@@ -19,6 +19,11 @@ describe('redactUrl', () => {
     [`/v1/files/${UUID}%3Fexpires=1790000000%26signature=${SIGNATURE}`, `/v1/files/${UUID}%3Fexpires=[redacted]%26signature=[redacted]`],
     [`/v1/agent/tasks/address/12/start`, '/v1/agent/tasks/address/12/start'],
     [`/v1/verifications/guarantors/${UUID}`, `/v1/verifications/guarantors/${UUID}`],
+    // Session and attempt ids stay whole, digit runs and all; a number beside them does not.
+    ['/v1/verifications/sessions/ses_07805c299b1234567af1', '/v1/verifications/sessions/ses_07805c299b1234567af1'],
+    ['/verify/api/x/liveness/attempts/att_0123456789abcdef01234567/frames', '/verify/api/x/liveness/attempts/att_0123456789abcdef01234567/frames'],
+    ['/v1/verifications/sessions/ses_07805c299b1234567af1/x/22298765432', '/v1/verifications/sessions/ses_07805c299b1234567af1/x/[redacted]'],
+    ['/v1/verifications/sessions/ses_07805c299b1234567af1222987654321', '/v1/verifications/sessions/ses_07805c299b[redacted]af[redacted]'],
     // Paths the router also takes (ignoreDuplicateSlashes): the number never survives.
     ['//v1/verifications/identities/drivers_license/KJA83927AA02', '/v1/verifications/identities/drivers_license/[redacted]'],
     ['/v1//verifications/identities/nin_phone/0805-123-4567', '/v1/verifications/identities/nin_phone/[redacted]'],
@@ -37,6 +42,8 @@ describe('logged errors', () => {
       "Can't send mail - all recipients were rejected: 550 5.1.1 <[redacted]@victim.example>: User unknown",
     );
     expect(redactText('to ada.obi+loans@mail.bank.example.ng, cc x@y.example')).toBe('to [redacted]@mail.bank.example.ng, cc [redacted]@y.example');
+    // In a URL's query the address alone goes, not the URL before it.
+    expect(redactText('redirect to https://x.example/return?by=ada.obi@example.com&n=2 not followed')).toBe('redirect to https://x.example/return?by=[redacted]@example.com&n=2 not followed');
   });
 
   it('log an error given as its message (`{ err: err.message }`) as that message, redacted', () => {

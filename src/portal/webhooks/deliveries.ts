@@ -6,7 +6,7 @@ import { getDelivery, listDeliveries, redeliver, redeliverFailed, type DeliveryV
 import { audit, type Actor } from '../audit.js';
 import { cappedCount, COUNT_CAP } from '../verifications/counting.js';
 import { ModeQuery, Nullable } from '../schemas.js';
-import { maskEventBody, type MaskedBody } from './masking.js';
+import { maskedBodiesOf, maskEventBody, type MaskedBody } from './masking.js';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
 
@@ -100,11 +100,8 @@ const BODILESS = maskEventBody(null);
  * The masked bodies of the deliveries with a last error, the only text of a list row that can
  * repeat the body; the others' bodies are not read (each is decrypted).
  */
-async function maskingOf(db: Kysely<DB>, deliveries: readonly DeliveryView[]): Promise<Map<number, MaskedBody>> {
-  const ids = deliveries.filter((delivery) => delivery.lastError !== null && delivery.sendable).map((delivery) => delivery.id);
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'payload']).where('id', 'in', ids).execute();
-  return new Map(rows.map((row) => [Number(row.id), maskEventBody(row.payload)]));
+function maskingOf(db: Kysely<DB>, deliveries: readonly DeliveryView[]): Promise<Map<number, MaskedBody>> {
+  return maskedBodiesOf(db, deliveries.filter((delivery) => delivery.lastError !== null && delivery.sendable).map((delivery) => delivery.id));
 }
 
 async function summaries(db: Kysely<DB>, deliveries: readonly DeliveryView[]): Promise<Static<typeof DeliverySummary>[]> {

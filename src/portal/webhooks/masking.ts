@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely';
 import { maskEmail } from '../../console/invitations.js';
 import { maskIdentifier } from '../../identities/lookups.js';
 import { personalFieldOf, type PersonalField } from '../../identities/personal-fields.js';
+import type { DB } from '../../platform/db/schema.js';
 
 /**
  * The webhook delivery log shows an event body with its people's data masked, for every role:
@@ -128,4 +130,11 @@ export function maskEventBody(body: unknown): MaskedBody {
     body: scrubBody(masked),
     scrub: (text) => (text === null ? null : scrubCut(scrubWhole(text))),
   };
+}
+
+/** The masked bodies of these deliveries (each one read is decrypted), to scrub the text that may repeat them. */
+export async function maskedBodiesOf(db: Kysely<DB>, ids: readonly number[]): Promise<Map<number, MaskedBody>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'payload']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [Number(row.id), maskEventBody(row.payload)]));
 }
