@@ -18,7 +18,7 @@ export const FRAMES_LIMIT = CAPTURE.maxFrames * MAX_FRAME_BYTES + 64 * 1024;
 export const HANDOFF_REDIRECTS_PER_MINUTE = 30;
 
 /** Error answers of the end-user API: style A, plus the ID step's 422 (with the tries left) and the attempts' 429. */
-function errors(...codes: (400 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) {
+function errors(...codes: (400 | 402 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) {
   const out: Record<number, typeof ErrorA | typeof S.IdNotVerifiedError> = { 500: ErrorA };
   for (const code of codes) out[code] = code === 422 ? S.IdNotVerifiedError : ErrorA;
   return out;
@@ -153,10 +153,10 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
         tags: TAGS,
         operationId: 'endUserSubmitId',
         summary: 'The ID step: the end user\'s ID type and number, looked up in the registry',
-        description: `${MAX_ID_ATTEMPTS} tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup.`,
+        description: `${MAX_ID_ATTEMPTS} tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session whose organization's wallet no longer holds the session price is 402, with no lookup made and no try spent.`,
         params: S.TokenParams,
         body: S.IdAnswer,
-        response: { 200: S.EndUserView, ...errors(400, 404, 409, 422, 429, 503) },
+        response: { 200: S.EndUserView, ...errors(400, 402, 404, 409, 422, 429, 503) },
       },
     },
     async (request, reply) => answer(reply, 200, () => flow.submitId(request.params.token, request.body)),

@@ -6,7 +6,9 @@ import type { FaceMatcher } from '../identities/biometrics/matcher.js';
 import type { Challenge } from '../identities/liveness/engine.js';
 import type { Registry } from '../identities/registry/registry.js';
 import type { DB, Mode } from '../platform/db/schema.js';
+import { coversPrice } from '../platform/billing.js';
 import { ApiError } from '../platform/errors.js';
+import { SESSION_BILLABLES } from './billing.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
 import { decideAttempt, type FrameUpload } from './attempts.js';
@@ -199,6 +201,12 @@ export class SessionFlow {
    * cannot correct the customer's data.
    */
   private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean): Promise<SessionRow> {
+    // A live wallet that can no longer pay the session's price: no lookup (it may cost a paid
+    // upstream call, and "passed" would tell the number exists), no try spent. Only a look, as
+    // for identity lookups: the charge at the end checks again under the wallet's row lock.
+    if (row.mode === 'live' && !(await coversPrice(this.db, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session }))) {
+      throw new ApiError('PAYMENT_REQUIRED', 'The organization that asked for this verification cannot take it further just now. Please try again later, or contact them.');
+    }
     const startedAt = this.now();
     const reserved = await this.locked(row, async (trx, locked) => {
       if (locked.checks.idLookup?.passed) throw alreadyVerified();

@@ -48,12 +48,13 @@ export function subStatusOf(row: SessionRow): string | null {
 }
 
 /**
- * Whether the registry's record may be shown: once the session's price is settled (its usage row
- * written: at completion, or at a cancellation or expiry after the ID was found). Before that, the
- * lookup's answer is worth a paid lookup, and cancelling would have made it free.
+ * Whether the registry's record may be shown: once the session's price is paid (its usage row
+ * written: at completion, or at a cancellation or expiry after the ID was found; test mode pays
+ * nothing and is paid). Before that, the lookup's answer is worth a paid lookup, and cancelling
+ * would have made it free; a session that ended against an emptied wallet (`unpaid`) never shows it.
  */
-export function recordShown(row: Pick<SessionRow, 'usage_id'>): boolean {
-  return row.usage_id !== null;
+export function recordShown(row: Pick<SessionRow, 'usage_id' | 'unpaid'>): boolean {
+  return row.usage_id !== null && !row.unpaid;
 }
 
 /**
@@ -61,7 +62,7 @@ export function recordShown(row: Pick<SessionRow, 'usage_id'>): boolean {
  * whether it passed and how many tries it took, not how the prefilled fields compared nor why a
  * try failed: "found but not matching" would tell that the number exists.
  */
-export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id'>): SessionRecord['checks'] {
+export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id' | 'unpaid'>): SessionRecord['checks'] {
   const { idLookup, liveness, faceMatch } = row.checks;
   const shown = recordShown(row);
   return {

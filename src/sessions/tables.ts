@@ -94,6 +94,8 @@ export interface VerificationSessionsTable {
   checks: ColumnType<SessionChecks, string | undefined, string>;
   price: ColumnType<number, number | undefined, number>;
   usage_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Ended against a wallet that could not pay: the outcome stands, the record is not shown. */
+  unpaid: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
   started_at: Timestamp;

@@ -30,7 +30,8 @@ export interface SessionChange {
  * was given. Its usage row is also what lets the registry's record be shown (`recordShown`).
  * A wallet that cannot pay then (it covered the price when the session was created, see
  * docs/sessions.md "Charging") does not change the outcome: it stands, and its usage row says
- * `insufficient_funds` with nothing charged.
+ * `insufficient_funds` with nothing charged; the session is marked `unpaid` and its record is
+ * never shown.
  */
 export async function applySessionTransition(trx: Transaction<DB>, row: SessionRow, change: SessionChange): Promise<SessionRow> {
   assertTransition(SESSION_MACHINE, row.status, change.to);
@@ -40,7 +41,7 @@ export async function applySessionTransition(trx: Transaction<DB>, row: SessionR
   let billing: Updateable<VerificationSessionsTable> = {};
   if (completes || endsAfterLookup) {
     const usage = await chargeUsage(trx, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session, subject: `reference ${row.reference}` });
-    billing = { price: usage.price, usage_id: usage.usageId };
+    billing = { price: usage.price, usage_id: usage.usageId, unpaid: !usage.paid };
   }
   const updated = await updateSession(trx, Number(row.id), {
     ...change.patch,

@@ -40,9 +40,10 @@ const RECORD_ONLY = [TANKO.phone, TANKO.birthdate, TANKO.photo, TANKO.residentia
 describe('verification sessions: the ID lookup is paid for before its record is shown', () => {
   let t: TestContext;
   let http: HttpClient;
+  let registry: HeldRegistry;
 
   beforeAll(async () => {
-    const registry = new HeldRegistry().add('bvn', TANKO.bvn, TANKO);
+    registry = new HeldRegistry().add('bvn', TANKO.bvn, TANKO);
     t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL, liveRegistry: registry });
     http = httpClient(await t.app.listen({ port: 0, host: '127.0.0.1' }));
   });
@@ -151,6 +152,59 @@ describe('verification sessions: the ID lookup is paid for before its record is 
     // Its link, used late, finds it already ended: not charged again.
     expect((await http.get(api(expiring.token))).json().status).toBe('expired');
     expect((await sessionUsage(t.database.db, org.id)).map((u) => u.price)).toEqual([PRICE, PRICE]);
+  });
+
+  it('a session that ends against an emptied wallet keeps its outcome, pays nothing and never shows the record: GET, the list, the portal, the webhook', async () => {
+    const { org, owner } = await liveOrg();
+    const cancelled = await withIdFound(org.liveSecret);
+    const expiring = await withIdFound(org.liveSecret);
+    // The wallet held the price when the sessions were created; now it is empty.
+    await t.database.db.updateTable('organizations').set({ balance: 0 }).where('id', '=', org.id).execute();
+    expect((await http.del(`${BASE}/${cancelled.id}`, org.liveSecret)).status).toBe(200);
+    await t.database.db.updateTable('verification_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('public_id', '=', expiring.id).execute();
+    expect(await expireDueSessions(t.database.db, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await balanceOf(t.database.db, org.id)).toBe(0);
+    expect((await sessionUsage(t.database.db, org.id)).map((u) => [u.outcome, u.price])).toEqual([
+      ['insufficient_funds', 0],
+      ['insufficient_funds', 0],
+    ]);
+
+    const records = await Promise.all([cancelled, expiring].map(async ({ id }) => (await http.get(`${BASE}/${id}`, org.liveSecret)).json().data));
+    expect(records.map((record) => record.status.status)).toEqual(['CANCELLED', 'EXPIRED']);
+    for (const record of records) {
+      expect(record.identity).toBeNull();
+      expect(record.checks.idLookup).toMatchObject({ passed: true, fieldMatches: null, reasons: [] });
+    }
+    const listed = (await http.get(`${BASE}?limit=5`, org.liveSecret)).json().data;
+    const page = await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/sessions/${cancelled.id}?mode=live` });
+    expect(page.json()).toMatchObject({ unpaid: true, identity: { idType: 'BVN', facts: [] }, idCheck: { fieldMatches: null } });
+    const [expired] = await sessionEvents(t.database.db, org.id);
+    expect(expired).toMatchObject({ type: 'session.expired', payload: { data: { id: expiring.id, identity: null } } });
+    for (const text of [JSON.stringify(records), JSON.stringify(listed), page.body, JSON.stringify(expired)]) {
+      for (const value of RECORD_ONLY) expect(text).not.toContain(value);
+    }
+    // A paid one shows it, and says it is not unpaid.
+    await t.database.db.updateTable('organizations').set({ balance: FUND }).where('id', '=', org.id).execute();
+    const paid = await withIdFound(org.liveSecret);
+    expect((await http.del(`${BASE}/${paid.id}`, org.liveSecret)).status).toBe(200);
+    expect((await http.get(`${BASE}/${paid.id}`, org.liveSecret)).json().data.identity).toMatchObject({ bvn: TANKO.bvn });
+    expect((await portal(t.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/sessions/${paid.id}?mode=live` })).json().unpaid).toBe(false);
+  });
+
+  it('the ID step of a live session whose wallet no longer holds its price is 402: no lookup made, no try spent', async () => {
+    const { org } = await liveOrg();
+    const { id, token } = await startedSession(org.liveSecret);
+    await t.database.db.updateTable('organizations').set({ balance: PRICE - 1 }).where('id', '=', org.id).execute();
+    const asked = registry.asked.length;
+    const refused = await http.post(api(token, '/id'), undefined, { idType: 'BVN', idNumber: TANKO.bvn });
+    expectStyleA(refused, 402, 'PAYMENT_REQUIRED');
+    expect(refused.json().message).toMatch(/cannot take it further just now/);
+    expect(registry.asked.length).toBe(asked);
+    expect((await http.get(api(token))).json()).toMatchObject({ step: 'id', attemptsLeft: { id: 3 } });
+    expect((await http.get(`${BASE}/${id}`, org.liveSecret)).json().data.checks.idLookup).toBeNull();
+    // Funded again, the same step goes on.
+    await t.database.db.updateTable('organizations').set({ balance: FUND }).where('id', '=', org.id).execute();
+    expect((await http.post(api(token, '/id'), undefined, { idType: 'BVN', idNumber: TANKO.bvn })).json().step).toBe('liveness');
   });
 
   it('cancelled or expired before an identity was found, a live session is free', async () => {

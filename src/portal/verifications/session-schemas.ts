@@ -130,5 +130,6 @@ export const SessionDetail = Type.Object({
   attempts: Type.Array(Attempt),
   canRevealFrames: Type.Boolean({ description: 'The caller’s role may open frames unblurred' }),
   cancellable: Type.Boolean({ description: 'The session has not ended, so it can still be cancelled (by a role that acts on verifications)' }),
+  unpaid: Type.Boolean({ description: 'It ended when the wallet could not pay its price: the outcome stands, the registry’s details are not shown' }),
   deliveries: Type.Array(DeliveryRow, { description: 'The webhook events this session caused, newest first (up to 50)' }),
 });

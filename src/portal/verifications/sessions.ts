@@ -220,6 +220,7 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
     attempts: attemptsOf(attempts, frames),
     canRevealFrames,
     cancellable: isOpen(row.status),
+    unpaid: row.unpaid,
     deliveries: await deliveriesOf(db, 'session', scope, Number(row.id)),
   };
 }

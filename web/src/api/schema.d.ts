@@ -5771,6 +5771,8 @@ export interface operations {
                         canRevealFrames: boolean;
                         /** @description The session has not ended, so it can still be cancelled (by a role that acts on verifications) */
                         cancellable: boolean;
+                        /** @description It ended when the wallet could not pay its price: the outcome stands, the registry’s details are not shown */
+                        unpaid: boolean;
                         /** @description The webhook events this session caused, newest first (up to 50) */
                         deliveries: {
                             id: number;

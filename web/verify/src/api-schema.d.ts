@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * The ID step: the end user's ID type and number, looked up in the registry
-         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup.
+         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session whose organization's wallet no longer holds the session price is 402, with no lookup made and no try spent.
          */
         post: operations["endUserSubmitId"];
         delete?: never;
@@ -487,6 +487,20 @@ export interface operations {
             };
             /** @description Error, style A */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };

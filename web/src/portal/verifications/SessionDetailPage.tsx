@@ -165,6 +165,11 @@ function SessionDetail({ id }: { id: string }) {
           {d.identity ? (
             <>
               <Facts rows={[{ label: 'ID type', value: d.identity.idTypeText }, { label: 'ID number', value: d.identity.idNumber }, ...d.identity.facts]} />
+              {d.unpaid && (
+                <Text size="sm" c="dimmed" mt="xs">
+                  The registry’s details are not shown: the wallet could not pay this session’s price when it ended. Fund the wallet for the sessions to come.
+                </Text>
+              )}
               {d.cancellable && (
                 <Text size="sm" c="dimmed" mt="xs">
                   {mode === 'live'
