@@ -54,6 +54,15 @@ describe('encryption at rest', () => {
       expect(() => keyring.decrypt(value.replace(/^vx1:[0-9a-f]{8}/, 'vx1:00000000'))).toThrow(DataKeyError);
     });
 
+    it('gives every value an IV of its own, across the refills of the IV pool', () => {
+      const keyring = keyringOf(t.database.db);
+      const values = Array.from({ length: 1_500 }, (_, i) => keyring.encrypt(`0803${String(i).padStart(7, '0')}`));
+      const ivs = values.map((value) => Buffer.from(value.split(':')[2]!, 'base64url').subarray(0, 12).toString('hex'));
+      expect(new Set(ivs).size).toBe(values.length);
+      expect(ivs.every((iv) => iv !== '0'.repeat(24))).toBe(true);
+      values.forEach((value, i) => expect(keyring.decrypt(value)).toBe(`0803${String(i).padStart(7, '0')}`));
+    });
+
     it('makes blind indexes that are stable, keyed and separate per domain', async () => {
       const keyring = keyringOf(t.database.db);
       const index = keyring.blindIndex('bvn', BVN.bvn);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, randomFillSync, type KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
@@ -120,8 +120,28 @@ function wrapAad(id: string, purpose: string): Buffer {
   return Buffer.from(`vouch:data-key:${id}:${purpose}`);
 }
 
+/**
+ * IVs are random (96 bits, NIST SP 800-38D 8.2.2), taken from a pool the CSPRNG fills 4 KB at a
+ * time: one call into it per 341 values instead of one per value (about 1.9 µs each, 15 % of a
+ * registry import's CPU). A used pool is dropped, never refilled in place, so no IV is handed out
+ * twice; each process (and worker thread) has its own.
+ */
+const IV_POOL_BYTES = 4096;
+let ivPool = Buffer.alloc(0);
+let ivTaken = 0;
+
+function nextIv(): Buffer {
+  if (ivTaken + IV_BYTES > ivPool.length) {
+    ivPool = randomFillSync(Buffer.allocUnsafe(IV_POOL_BYTES));
+    ivTaken = 0;
+  }
+  const iv = ivPool.subarray(ivTaken, ivTaken + IV_BYTES);
+  ivTaken += IV_BYTES;
+  return iv;
+}
+
 function seal(key: Buffer | KeyObject, plain: Buffer, aad: Buffer): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(aad);
   const data = cipher.update(plain);
