@@ -3,11 +3,11 @@ import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
+import { addressKey } from './client-address.js';
 import type { Database } from './db/database.js';
 import { ApiError } from './errors.js';
 import { PostgresRateLimitStore } from './rate-limit-store.js';
 import { routedPath } from './routed-path.js';
-import { addressKey } from './client-address.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -2,13 +2,13 @@ import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorA } from '../agents/schemas.js';
+import { addressKey } from '../platform/client-address.js';
 import { ApiError } from '../platform/errors.js';
 import { refuseControlCharacters, unreadableForm } from '../platform/input.js';
 import type { FrameUpload } from './attempts.js';
 import { IdNotVerified, SessionFlow, TooManyAttempts } from './flow.js';
 import { CAPTURE, MAX_FRAME_BYTES, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS } from './liveness.js';
 import * as S from './schemas.js';
-import { addressKey } from '../platform/client-address.js';
 
 const TAGS = ['Verification sessions: end user'];
 const BASE = '/verify/api/:token';

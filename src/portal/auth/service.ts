@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { generateSecret as generateTotpSecret, generateURI } from 'otplib';
 import { AccountsService } from '../../accounts/service.js';
+import { addressKey } from '../../platform/client-address.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { oneLine } from '../../platform/input.js';
@@ -12,7 +13,6 @@ import { hashPassword, insertPerson, MIN_PASSWORD_LENGTH, normaliseEmail, verify
 import { createSession, hashToken, newToken, revokeOtherSessions, revokeSession, SESSION_LIFETIME_MS } from '../sessions.js';
 import { checkSecondFactor, LockedError, replaceRecoveryCodes, totpStep, turnOffSecondFactor } from './second-factor.js';
 import { AuthCounters, counterKey, type CounterRule } from './throttle.js';
-import { addressKey } from '../../platform/client-address.js';
 
 /**
  * Wrong passwords for one email from one client address: the fifth pauses that address's

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
+import { addressKey } from '../../platform/client-address.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { addressKey } from '../../platform/client-address.js';
 
 export interface AuthCountersTable {
   key: string;

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { addressKey } from '../../platform/client-address.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { badRequestPage, errorPage, foreignFormPage, layout, LINK_STYLE_HASH, notFoundPage, startPage, tooManyPage, unavailablePage, type LinkPage } from './page.js';
 import { linkByCode, startFromLink, statusOf } from './service.js';
-import { addressKey } from '../../platform/client-address.js';
 
 /** Sessions one client address may start from one link in LINK_STARTS_WINDOW_MS. */
 export const LINK_STARTS_PER_ADDRESS = 10;
