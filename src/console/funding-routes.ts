@@ -17,6 +17,23 @@ const ConsoleFundingRequest = Type.Object({
   ledgerEntryId: Nullable(Type.Integer({ description: 'The credit, once confirmed' })),
 });
 
+/** In the list: other organizations whose standing requests hold the same reference. */
+const ListedFundingRequest = Type.Object({
+  ...ConsoleFundingRequest.properties,
+  alsoAnnouncedBy: Type.Array(
+    Type.Object({
+      orgId: Type.String(),
+      orgName: Type.String(),
+      status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed'), Type.Literal('rejected'), Type.Literal('withdrawn')]),
+      amount: Type.Integer({ description: 'Kobo' }),
+    }),
+    {
+      description:
+        'Other organizations whose pending or confirmed requests have the same reference (references are unique per organization only): match such a transfer by its sender before confirming',
+    },
+  ),
+});
+
 const IdParams = Type.Object({ id: Type.String({ description: 'Funding request id' }) });
 
 /** Wallet fundings announced in the portal, confirmed (the wallet is credited once) or rejected by an operator. */
@@ -36,13 +53,14 @@ export async function consoleFundingRoutes(parent: FastifyInstance, { db, config
         summary: 'Funding requests (announced bank transfers) of every organization, newest first',
         security: sessionSecurity,
         querystring: FundingListQuery,
-        response: { 200: PortalPage(ConsoleFundingRequest), ...portalErrors(400, 401, 403) },
+        response: { 200: PortalPage(ListedFundingRequest), ...portalErrors(400, 401, 403) },
       },
     },
     async (request) => {
       const { status, limit = 20, offset = 0 } = request.query;
       const { rows, total } = await funding.list({ status, limit, offset });
-      return { data: rows, total, limit, offset };
+      const shared = await funding.sharedReferences(rows);
+      return { data: rows.map((row) => ({ ...row, alsoAnnouncedBy: shared.get(row.id) ?? [] })), total, limit, offset };
     },
   );
 

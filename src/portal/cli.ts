@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { choice, CliError, print, withDatabase } from '../cli/support.js';
 import { resetSecondFactor, SecondFactorResetError } from './auth/lost-second-factor.js';
-import { formatNaira, Funding, FUNDING_STATUSES } from './billing/service.js';
+import { formatNaira, Funding, FUNDING_STATUSES, type SharedReference } from './billing/service.js';
 import { listMail, PeopleMail } from './mail.js';
 import type { FundingRequestStatus } from './tables.js';
 
@@ -30,6 +30,13 @@ export function registerMailCommands(program: Command): void {
     });
 }
 
+/** The warning a listed request gets when other organizations announced the same reference. */
+function sharedNote(others: readonly SharedReference[]): string {
+  if (others.length === 0) return '';
+  const who = others.map((other) => `${other.orgName} (${other.status}, ${formatNaira(other.amount)})`).join('; ');
+  return `\n    warning: the same reference was announced by ${who}: match the transfer by its sender, not its narration`;
+}
+
 /** `vouch funding ...`: the operator confirms or rejects the bank transfers customers announce in the portal. */
 export function registerFundingCommands(program: Command): void {
   const funding = program.command('funding').description('wallet funding requests from the portal');
@@ -56,10 +63,12 @@ export function registerFundingCommands(program: Command): void {
     .action(async (opts: { status?: FundingRequestStatus; org?: string; limit?: number; json?: boolean }) => {
       await withFunding(async (service) => {
         const { rows } = await service.list({ status: opts.status, orgId: opts.org, limit: opts.limit ?? 200 });
-        const text = rows.length
-          ? rows.map((r) => `${r.id}  ${r.reference}  ${formatNaira(r.amount)}  ${r.status}  ${r.orgName} (${r.orgId})  ${r.createdAt}`).join('\n')
+        const shared = await service.sharedReferences(rows);
+        const listed = rows.map((row) => ({ ...row, alsoAnnouncedBy: shared.get(row.id) ?? [] }));
+        const text = listed.length
+          ? listed.map((r) => `${r.id}  ${r.reference}  ${formatNaira(r.amount)}  ${r.status}  ${r.orgName} (${r.orgId})  ${r.createdAt}${sharedNote(r.alsoAnnouncedBy)}`).join('\n')
           : 'no funding requests';
-        print(!!opts.json, rows, text);
+        print(!!opts.json, listed, text);
       });
     });
   funding
@@ -69,7 +78,8 @@ export function registerFundingCommands(program: Command): void {
     .action(async (id: string, opts: { json?: boolean }) => {
       await withFunding(async (service) => {
         const done = await service.confirm(id, { kind: 'cli' });
-        print(!!opts.json, done, `confirmed ${done.reference}: credited ${formatNaira(done.amount)} to ${done.orgName}`);
+        const shared = (await service.sharedReferences([done])).get(done.id) ?? [];
+        print(!!opts.json, done, `confirmed ${done.reference}: credited ${formatNaira(done.amount)} to ${done.orgName}${sharedNote(shared)}`);
       });
     });
   funding

@@ -68,6 +68,34 @@ describe('fundings in the console', () => {
     expect((await portal(ctx.app, operator, { method: 'GET', url: '/api/console/funding-requests?status=bogus' })).statusCode).toBe(400);
   });
 
+  it('says when other organizations announced the same reference (pending or confirmed), to the operator only', async () => {
+    const reference = `SHARED ${Date.now() % 1_000_000}`;
+    const announce = async (amount: number) => {
+      const setup = await portalOrg(ctx.database.db, { fund: 0 });
+      const request = await new Funding(ctx.database.db).request(setup.org.id, { amount, reference }, { kind: 'member', personId: setup.owner.personId });
+      return { ...setup, request };
+    };
+    const first = await announce(1_000_000);
+    const second = await announce(2_000_000);
+    const withdrawn = await announce(3_000_000);
+    await new Funding(ctx.database.db).withdraw(withdrawn.org.id, withdrawn.request.id, { kind: 'member', personId: withdrawn.owner.personId });
+    const listed = (await portal(ctx.app, operator, { method: 'GET', url: '/api/console/funding-requests?limit=100' })).json().data as { id: string; alsoAnnouncedBy: unknown[] }[];
+    const row = (id: string) => listed.find((entry) => entry.id === id)!;
+    expect(row(first.request.id).alsoAnnouncedBy).toEqual([{ orgId: second.org.id, orgName: second.org.name, status: 'pending', amount: 2_000_000 }]);
+    expect(row(second.request.id).alsoAnnouncedBy).toEqual([{ orgId: first.org.id, orgName: first.org.name, status: 'pending', amount: 1_000_000 }]);
+    // A withdrawn request counts for nobody, though its own row still names the standing ones.
+    expect(row(withdrawn.request.id).alsoAnnouncedBy).toHaveLength(2);
+    // A confirmed one still counts: a second transfer with its words may be someone else's.
+    await portal(ctx.app, operator, { method: 'POST', url: `/api/console/funding-requests/${first.request.id}/confirm` });
+    const again = (await portal(ctx.app, operator, { method: 'GET', url: '/api/console/funding-requests?status=pending&limit=100' })).json().data as { id: string; alsoAnnouncedBy: unknown[] }[];
+    expect(again.find((entry) => entry.id === second.request.id)!.alsoAnnouncedBy).toEqual([{ orgId: first.org.id, orgName: first.org.name, status: 'confirmed', amount: 1_000_000 }]);
+    // The customers' own list names nobody else.
+    const own = await portal(ctx.app, second.owner, { method: 'GET', url: `/api/orgs/${second.org.id}/funding-requests` });
+    expect(own.statusCode).toBe(200);
+    expect(own.body).not.toContain('alsoAnnouncedBy');
+    expect(own.body).not.toContain(first.org.name);
+  });
+
   it('is closed to customers, who cannot confirm their own transfer', async () => {
     const { org, owner, request } = await announced(1_000_000);
     expect((await portal(ctx.app, owner, { method: 'GET', url: '/api/console/funding-requests' })).statusCode).toBe(403);

@@ -105,4 +105,25 @@ describe('vouch funding: the operator confirms or rejects announced transfers', 
       ]);
     });
   });
+
+  it('warns when another organization announced the same reference, in the list and after a confirmation', { timeout: SLOW }, async () => {
+    const [mine, theirs] = await withDb(env, async ({ db }) => {
+      const made = [];
+      for (const name of ['Treasury One Ltd', 'Treasury Two Ltd']) {
+        const org = await new AccountsService(db).create({ name, enabled: true, riskLevel: 'NONE', payloadType: 'FULL', fund: 0 });
+        const personId = await insertPerson(db, { email: `t-${made.length}-${Date.now()}@treasury.example`, name: 'Tolu Ade', password: 'a long password 1', verified: true });
+        await db.insertInto('memberships').values({ org_id: org.id, person_id: personId, role: 'owner' }).execute();
+        made.push(await new Funding(db).request(org.id, { amount: 700_000 + made.length, reference: 'PAYROLL 12' }, { kind: 'member', personId }));
+      }
+      return made;
+    });
+    const listed = await cliJson<(Listed & { alsoAnnouncedBy: { orgName: string; status: string }[] })[]>(['funding', 'list', '--status', 'pending', '--json'], env);
+    expect(listed.find((row) => row.id === mine!.id)!.alsoAnnouncedBy).toEqual([{ orgId: theirs!.orgId, orgName: 'Treasury Two Ltd', status: 'pending', amount: 700_001 }]);
+    const human = await runCli(['funding', 'list', '--status', 'pending'], env);
+    expect(human.stdout).toContain('warning: the same reference was announced by Treasury Two Ltd (pending, ₦7,000.01): match the transfer by its sender, not its narration');
+    const confirmed = await runCli(['funding', 'confirm', theirs!.id], env);
+    expect(confirmed.code).toBe(0);
+    expect(confirmed.stdout).toContain('confirmed PAYROLL 12: credited ₦7,000.01 to Treasury Two Ltd');
+    expect(confirmed.stdout).toContain('warning: the same reference was announced by Treasury One Ltd (pending, ₦7,000.00)');
+  });
 });

@@ -140,6 +140,9 @@ describe('the operator console', () => {
     const funding = new Funding(web.database.db);
     const arrived = await funding.request(org.id, { amount: 5_000_000, reference: 'ACME MARCH' }, { kind: 'member', personId: owner.personId });
     const bogus = await funding.request(org.id, { amount: 100_000, reference: 'ACME TYPO' }, { kind: 'member', personId: owner.personId });
+    // Another organization announced the same words: references are unique per organization only.
+    const copycat = await portalOrg(web.database.db, { fund: 0 });
+    const copied = await funding.request(copycat.org.id, { amount: 5_000_000, reference: 'ACME MARCH' }, { kind: 'member', personId: copycat.owner.personId });
     const operator = await operatorUser(web.app, web.database.db, { origin: web.baseUrl });
     const [name, value] = operator.cookie.split('=') as [string, string];
     const { context, page } = await web.newPage();
@@ -150,9 +153,13 @@ describe('the operator console', () => {
     await page.getByRole('link', { name: 'Fundings' }).click();
     await expect.poll(seen(page, 'ACME MARCH'), { timeout: 15_000 }).toBe(true);
     await screenshot(page, 'console-fundings');
+    expect(await page.getByText(`Also announced by ${copycat.org.name}`).isVisible()).toBe(true);
     await page.getByRole('button', { name: `Confirm ACME MARCH of ${org.name}` }).click();
+    const warning = page.getByRole('dialog').getByRole('alert');
+    await expect.poll(() => warning.textContent(), { timeout: 10_000 }).toContain(`The same reference was announced by ${copycat.org.name} (pending, ₦50,000.00). Match the transfer by its sender's name`);
     await page.getByRole('dialog').getByRole('button', { name: /^Credit ₦50,000/ }).click();
     await expect.poll(seen(page, `Credited ₦50,000.00 to ${org.name}`), { timeout: 15_000 }).toBe(true);
+    await funding.withdraw(copycat.org.id, copied.id, { kind: 'member', personId: copycat.owner.personId });
     const billing = async () => (await portal(web.app, owner, { method: 'GET', url: `/api/orgs/${org.id}/billing` })).json();
     expect((await billing()).balance).toBe(5_000_000);
 

@@ -50,6 +50,14 @@ export interface FundingRequestView {
   decidedAt: string | null;
 }
 
+/** Another organization's standing request (pending or confirmed) with the same reference: for operators only. */
+export interface SharedReference {
+  orgId: string;
+  orgName: string;
+  status: FundingRequestStatus;
+  amount: number;
+}
+
 export interface FundingListFilter {
   orgId?: string | undefined;
   status?: FundingRequestStatus | undefined;
@@ -169,6 +177,33 @@ export class Funding {
       count.executeTakeFirstOrThrow(),
     ]);
     return { rows: rows.map(view), total: Number(total.n) };
+  }
+
+  /**
+   * For the operator matching transfers to requests: each request's reference as other
+   * organizations' standing requests (pending or confirmed) also hold it. A reference is unique
+   * per organization only, so two can announce the same words; the operator then matches the
+   * transfer by its sender, not its narration. Never shown to customers (it names other organizations).
+   */
+  async sharedReferences(rows: readonly FundingRequestView[]): Promise<Map<string, SharedReference[]>> {
+    const references = [...new Set(rows.map((row) => row.reference))];
+    if (references.length === 0) return new Map();
+    const standing = await this.db
+      .selectFrom('funding_requests as f')
+      .innerJoin('organizations as o', 'o.id', 'f.org_id')
+      .select(['f.org_id', 'o.name', 'f.reference', 'f.status', 'f.amount'])
+      .where('f.reference', 'in', references)
+      .where('f.status', 'in', ['pending', 'confirmed'])
+      .orderBy('f.created_at')
+      .execute();
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        standing
+          .filter((other) => other.reference === row.reference && other.org_id !== row.orgId)
+          .map((other) => ({ orgId: other.org_id, orgName: other.name, status: other.status, amount: Number(other.amount) })),
+      ]),
+    );
   }
 
   /** The customer will not send this transfer after all: a pending request stops waiting. */

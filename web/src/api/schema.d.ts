@@ -8469,6 +8469,14 @@ export interface operations {
                             orgId: string;
                             orgName: string;
                             ledgerEntryId: number | null;
+                            /** @description Other organizations whose pending or confirmed requests have the same reference (references are unique per organization only): match such a transfer by its sender before confirming */
+                            alsoAnnouncedBy: {
+                                orgId: string;
+                                orgName: string;
+                                status: "pending" | "confirmed" | "rejected" | "withdrawn";
+                                /** @description Kobo */
+                                amount: number;
+                            }[];
                         }[];
                         total: number;
                         limit: number;

@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Modal, SegmentedControl, Stack, Text, Textarea, Title, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Group, Modal, SegmentedControl, Stack, Text, Textarea, Title, VisuallyHidden } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -62,7 +62,20 @@ export function FundingsPage() {
           page={{ offset, limit: PAGE, total: list.data.total, onChange: setOffset }}
           columns={[
             { key: 'org', header: 'Organization', cell: (row) => row.orgName },
-            { key: 'reference', header: 'Reference', cell: (row) => row.reference },
+            {
+              key: 'reference',
+              header: 'Reference',
+              cell: (row) => (
+                <Stack gap={2}>
+                  <Text size="sm">{row.reference}</Text>
+                  {row.alsoAnnouncedBy.length > 0 && (
+                    <Badge color="orange" variant="light" title={sharedText(row)}>
+                      Also announced by {row.alsoAnnouncedBy.length === 1 ? row.alsoAnnouncedBy[0]!.orgName : `${row.alsoAnnouncedBy.length} others`}
+                    </Badge>
+                  )}
+                </Stack>
+              ),
+            },
             { key: 'amount', header: 'Amount', align: 'right', cell: (row) => formatKobo(row.amount) },
             { key: 'by', header: 'Announced by', cell: (row) => row.requestedBy ?? '—' },
             { key: 'when', header: 'Announced', cell: (row) => formatDateTime(row.createdAt) },
@@ -88,6 +101,12 @@ export function FundingsPage() {
       {deciding && <DecisionModal {...deciding} onClose={() => setDeciding(undefined)} />}
     </Stack>
   );
+}
+
+/** Who else announced this reference: references are unique per organization only. */
+function sharedText(entry: Entry): string {
+  const who = entry.alsoAnnouncedBy.map((other) => `${other.orgName} (${other.status}, ${formatKobo(other.amount)})`).join('; ');
+  return `The same reference was announced by ${who}. Match the transfer by its sender's name, not its narration.`;
 }
 
 function StatusBadge({ entry }: { entry: Entry }) {
@@ -131,6 +150,11 @@ function DecisionModal({ entry, action, onClose }: { entry: Entry; action: 'conf
         <Text size="sm">
           {entry.orgName} announced {formatKobo(entry.amount)} with the reference <b>{entry.reference}</b> on {formatDateTime(entry.createdAt)}.
         </Text>
+        {action === 'confirm' && entry.alsoAnnouncedBy.length > 0 && (
+          <Alert color="orange" title="Another organization used this reference">
+            {sharedText(entry)}
+          </Alert>
+        )}
         {action === 'confirm' ? (
           <Text size="sm">The wallet is credited with {formatKobo(entry.amount)} at once, and the customer is mailed.</Text>
         ) : (
