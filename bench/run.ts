@@ -34,7 +34,7 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, mi
   return value;
 }
 
-function parse(argv: string[]): { sections: Section[]; rounds: number; load: BenchContext['load'] } {
+function parse(argv: string[]): { sections: Section[]; rounds: number | undefined; load: BenchContext['load'] } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -51,7 +51,7 @@ function parse(argv: string[]): { sections: Section[]; rounds: number; load: Ben
   }
   return {
     sections: positionals.length > 0 ? SECTIONS.filter((section) => positionals.includes(section.name)) : SECTIONS,
-    rounds: positiveInt('rounds', values.rounds, 1),
+    rounds: values.rounds === undefined ? undefined : positiveInt('rounds', values.rounds, 1),
     load: {
       connections: positiveInt('connections', values.connections, 50),
       duration: positiveInt('duration', values.duration, 10),
@@ -68,12 +68,12 @@ async function main(): Promise<boolean> {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const serverUrl = process.env.DATABASE_URL || DEFAULT_SERVER_URL;
   await assertPostgresReachable(serverUrl);
-  const context: BenchContext = { root, vouchMain: ensureBuilt(root), serverUrl, load: options.load, rounds: options.rounds };
+  const context: Omit<BenchContext, 'rounds'> = { root, vouchMain: ensureBuilt(root), serverUrl, load: options.load };
 
   const reports: SectionReport[] = [];
   for (const section of options.sections) {
     process.stderr.write(`bench: ${section.name}: ${section.description}\n`);
-    const report = await section.run(context);
+    const report = await section.run({ ...context, rounds: options.rounds ?? section.defaultRounds ?? 1 });
     reports.push(report);
     process.stdout.write(`${formatSection(report)}\n\n`);
   }

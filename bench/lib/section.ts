@@ -41,5 +41,7 @@ export type SectionReport =
 export interface Section {
   name: string;
   description: string;
+  /** Rounds when `--rounds` is not given (1 unless the section's targets need medians to be read). */
+  defaultRounds?: number;
   run(context: BenchContext): Promise<SectionReport>;
 }
