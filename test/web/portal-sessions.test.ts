@@ -126,6 +126,24 @@ describe('sessions in the portal explorer (phone width)', () => {
     expect(errors.filter((error) => !/422|Failed to load resource/.test(error))).toEqual([]);
   });
 
+  it('a session that ended unpaid shows the ID masked without the registry’s details, and says why', { timeout: 120_000 }, async () => {
+    // The state the charge leaves when the wallet cannot pay at the end (tested through the API in
+    // test/sessions/lookup-charge.test.ts), set on an ended session here.
+    await web.database.db.updateTable('verification_sessions').set({ unpaid: true }).where('public_id', '=', failed.id).execute();
+    try {
+      const page = await signedIn(owner);
+      const errors = watchErrors(page);
+      await page.goto(`/verifications/sessions/${failed.id}`);
+      const person = page.getByRole('region', { name: 'ID and person' });
+      await expect.poll(() => person.getByText('the wallet could not pay this session’s price when it ended').isVisible(), { timeout: 15_000 }).toBe(true);
+      expect(await person.getByText('223******01').isVisible()).toBe(true);
+      expect(await person.getByText('Adaeze Chiamaka Okonkwo').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await web.database.db.updateTable('verification_sessions').set({ unpaid: false }).where('public_id', '=', failed.id).execute();
+    }
+  });
+
   it('a viewer sees the frames blurred only, with who can reveal them', { timeout: 120_000 }, async () => {
     const page = await signedIn(viewer);
     await page.goto(`/verifications/sessions/${withFrames.id}`);
