@@ -88,6 +88,27 @@ describe('the hosted verification flow', () => {
     await context.close();
   }, FLOW_TIMEOUT);
 
+  it('tells the person a live session cannot go on while its organization’s wallet is empty; nothing is looked up', async () => {
+    const org = await web.org({ name: 'Empty Wallet Loans', fund: 10_000_000 });
+    const session = await createSession(web, org.liveSecret, { idTypes: ['BVN'] });
+    await web.database.db.updateTable('organizations').set({ balance: 0 }).where('id', '=', org.id).execute();
+    const browser = await browserWith(null);
+    const context = await phoneContext(browser, web.baseUrl);
+    const page = await context.newPage();
+
+    await page.goto(session.url);
+    await page.getByRole('button', { name: 'I agree, continue' }).click();
+    await page.getByRole('heading', { name: 'Your ID' }).waitFor();
+    await page.getByLabel('BVN number').fill(LIVE_PERSON.bvn);
+    await page.getByRole('button', { name: 'Check my ID' }).click();
+    await page.getByRole('heading', { name: 'That did not work' }).waitFor();
+    await page.getByText('The organization that asked for this verification cannot take it further just now. Please try again later, or contact them.').waitFor();
+    await noOverflow(page);
+    const after = await fetchSession(web, org.liveSecret, session.id);
+    expect(after.checks.idLookup).toBeNull();
+    await context.close();
+  }, FLOW_TIMEOUT);
+
   it('fails a still photo held to the camera, says why, and offers another try', async () => {
     const org = await web.org({ name: 'Paga Test' });
     const session = await createSession(web, org.testSecret, { idTypes: ['BVN'], checks: { liveness: true, faceMatch: true } });
