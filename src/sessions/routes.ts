@@ -61,7 +61,7 @@ export async function sessionRoutes(parent: FastifyInstance, { db, publicUrl, re
         tags: TAGS,
         operationId: 'getVerificationSession',
         summary: 'Fetch a verification session: its status, the identity found and every check with its scores and reasons',
-        description: 'The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found. Before that, checks.idLookup says only whether the ID step passed and its tries.',
+        description: 'The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found, and the wallet paid (a session that ended unpaid never shows it). Before that, checks.idLookup says only whether the ID step passed and its tries.',
         security,
         params: S.SessionParams,
         response: { 200: success(S.SessionRecord), ...errorsA(401, 404) },

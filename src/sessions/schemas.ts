@@ -36,14 +36,14 @@ export const SessionRecord = Type.Object({
   idType: Nullable(Str('The ID type the lookup found')),
   identity: Nullable(
     Type.Record(Type.String(), Type.Unknown(), {
-      description: "The record found, as the type's identity lookup returns it for the account's payload type; null until the session has been charged (completed, or cancelled or expired after its ID was found)",
+      description: "The record found, as the type's identity lookup returns it for the account's payload type; null until the session has been charged (completed, or cancelled or expired after its ID was found), and for good when its wallet could not pay then",
     }),
   ),
   checks: Type.Object({
     idLookup: Nullable(
       Type.Object(
         { passed: Type.Boolean(), idType: Nullable(Str()), attempts: Type.Integer(), fieldMatches: Nullable(FieldMatches), reasons: Reasons },
-        { description: 'fieldMatches and a failed try\'s reasons come from the record found: null and empty until the session has been charged, like identity' },
+        { description: 'fieldMatches and a failed try\'s reasons come from the record found: null and empty until the session has been charged, and for good when it ended unpaid, like identity' },
       ),
     ),
     liveness: Nullable(

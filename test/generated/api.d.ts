@@ -560,7 +560,7 @@ export interface paths {
         };
         /**
          * Fetch a verification session: its status, the identity found and every check with its scores and reasons
-         * @description The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found. Before that, checks.idLookup says only whether the ID step passed and its tries.
+         * @description The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found, and the wallet paid (a session that ended unpaid never shows it). Before that, checks.idLookup says only whether the ID step passed and its tries.
          */
         get: operations["getVerificationSession"];
         put?: never;
