@@ -32,7 +32,7 @@ export interface FrameUpload {
   frames: Buffer[];
 }
 
-const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
+export const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
 
 /**
  * Liveness decisions one process runs at once. Each costs about 1.5 s of CPU on the engine's

@@ -11,13 +11,13 @@ import { ApiError } from '../platform/errors.js';
 import { SESSION_BILLABLES } from './billing.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
-import { decideAttempt, type FrameUpload } from './attempts.js';
+import { attemptNotFound, decideAttempt, type FrameUpload } from './attempts.js';
 import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
 import { hostedUrl } from './service.js';
 import { isOpen, type SessionReason } from './states.js';
 import type { AttemptRow, IdLookupCheck, SessionIdType, SessionRow } from './tables.js';
-import { hashToken, isHandoffCode, isTokenShaped, randomAttemptId, randomHandoffCode, randomUrlToken } from './tokens.js';
+import { ATTEMPT_ID, hashToken, isHandoffCode, isTokenShaped, randomAttemptId, randomHandoffCode, randomUrlToken } from './tokens.js';
 import { applySessionTransition } from './transition.js';
 import { buildView, CONSENT_TEXT_VERSION, organizationFacts, stepOf, type EndUserView } from './view.js';
 
@@ -312,6 +312,21 @@ export class SessionFlow {
     });
     if ('exhausted' in outcome) throw new TooManyAttempts(`No selfie tries are left for this verification (${MAX_LIVENESS_ATTEMPTS} per verification)`);
     return answerOf(outcome.attempt);
+  }
+
+  /**
+   * Whether frames for this attempt may be sent now, asked before a byte of the form is read (a
+   * frames form may weigh 7.6 MB): the token opens an open session whose ID has passed, and the
+   * attempt is its own, open and not past its time. Answers as submitFrames would (404, 409).
+   */
+  async admitFrames(token: string, attemptId: string): Promise<void> {
+    const row = await this.openForStep(token);
+    if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
+    const attempt = await this.db.selectFrom('session_liveness_attempts').select(['status', 'expires_at']).where('id', '=', attemptId).where('session_id', '=', Number(row.id)).executeTakeFirst();
+    if (!attempt) throw attemptNotFound();
+    if (attempt.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
+    if (attempt.expires_at <= this.now()) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
+    if (!row.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'Verify the ID first');
   }
 
   /** The frames of an attempt: decided by the liveness engine, then the face match; the session completes when they pass. */
