@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { invalidateAuthCache } from '../platform/auth.js';
 import { credit } from '../platform/billing.js';
-import { hasLineBreak } from '../platform/input.js';
+import { nameProblem } from '../platform/input.js';
 import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
 
@@ -101,7 +101,8 @@ export class AccountsService {
     const name = input.name.trim();
     if (!name) throw new AccountError('name must not be empty');
     // Written into mails (invitations, decisions) and pages in the organization's name.
-    if (hasLineBreak(name)) throw new AccountError('name must be on one line (no line breaks)');
+    const problem = nameProblem(name, 'name');
+    if (problem) throw new AccountError(problem);
     const secrets = { test: this.newSecret('test'), live: this.newSecret('live') };
     await trx
       .insertInto('organizations')

@@ -87,9 +87,46 @@ export function hasLineBreak(text: string): boolean {
   return LINE_BREAK.test(text);
 }
 
-/** The 400 of a one-line field holding a line break, named as the validation messages name fields. */
-export function oneLine(text: string, field: string): string {
-  if (hasLineBreak(text)) throw new ApiError('VALIDATION_ERROR', `${field} must be on one line (no line breaks)`);
+/**
+ * Control and format characters (Unicode Cc and Cf): bidi overrides, embeddings and isolates
+ * (`Kolo`, U+202E, `knab` shows as "Kolobank"), zero-width spaces and joiners, the BOM, the soft
+ * hyphen, tag characters. In a name they reorder or hide what a person reads.
+ */
+const HIDDEN = /[\p{Cc}\p{Cf}]/u;
+
+/** A zero-width joiner between two emoji (woman, joiner, laptop draw one picture): the one format character a name may hold. */
+const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}[\u{1F3FB}-\u{1F3FF}\uFE0F]?)\u200D(?=\p{Extended_Pictographic})/gu;
+
+/**
+ * Text that draws nothing: white space, default-ignorable code points (U+3164 HANGUL FILLER,
+ * U+115F, U+FFA0, variation selectors), combining marks without a letter to sit on, and U+2800
+ * BRAILLE PATTERN BLANK, a symbol that fonts draw empty.
+ */
+const DRAWS_NOTHING = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{M}\u2800]*$/u;
+
+/** A code point as Unicode writes it: `U+202E`. */
+function codePoint(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * What is wrong with a name that Vouch writes into its pages and mails (an organization's, a
+ * person's, the verification flow's display name), in the validation messages' form; undefined
+ * when nothing is. A name is on one line, holds no control or format character, and shows at least
+ * one character: otherwise it could pass for another name, or for none.
+ */
+export function nameProblem(text: string, field: string): string | undefined {
+  if (hasLineBreak(text)) return `${field} must be on one line (no line breaks)`;
+  const hidden = HIDDEN.exec(text.replace(EMOJI_JOINER, ''));
+  if (hidden) return `${field} must not contain invisible or direction-changing characters (${codePoint(hidden[0])})`;
+  if (DRAWS_NOTHING.test(text)) return `${field} must contain a visible character, not only blank or invisible ones`;
+  return undefined;
+}
+
+/** The 400 of a name with a problem (nameProblem), named as the validation messages name fields; the name otherwise. */
+export function checkName(text: string, field: string): string {
+  const problem = nameProblem(text, field);
+  if (problem) throw new ApiError('VALIDATION_ERROR', problem);
   return text;
 }
 

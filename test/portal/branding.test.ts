@@ -165,6 +165,44 @@ describe('the branding settings API', () => {
     expect(await auditRows(setup.org.id)).toHaveLength(0);
   });
 
+  it('refuses a display name that hides or reorders characters, naming the code point, and one that shows nothing; names in any script pass', async () => {
+    const setup = await portalOrg(ctx.database.db);
+    const hidden = [
+      ['Kolo \u202Eknab', 'U+202E'],
+      ['Ko\u200Blo Microfinance', 'U+200B'],
+      ['\u200D\u200D\u200D', 'U+200D'],
+      ['\uFEFFKolo', 'U+FEFF'],
+      ['Kolo\u00ADbank', 'U+00AD'],
+      ['\u2067Kolo\u2069', 'U+2067'],
+      ['Kolo\u{E0041}', 'U+E0041'],
+    ] as const;
+    for (const [displayName, codePoint] of hidden) {
+      const res = await put(setup, { displayName });
+      expect(res.statusCode, JSON.stringify(displayName)).toBe(400);
+      expect(res.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: `displayName must not contain invisible or direction-changing characters (${codePoint})` });
+    }
+    for (const displayName of ['\u3164', '\u2800', '\u2800 \u2800', '\u115F\u1160', '\uFFA0', '\u0301\u0301', '\uFE0F']) {
+      const res = await put(setup, { displayName });
+      expect(res.statusCode, JSON.stringify(displayName)).toBe(400);
+      expect(res.json().message, JSON.stringify(displayName)).toBe('displayName must contain a visible character, not only blank or invisible ones');
+    }
+    expect(await auditRows(setup.org.id)).toHaveLength(0);
+
+    // Letters of any script, marks on letters, emoji (a joined one too), and white space of any kind made one space.
+    for (const [displayName, shown] of [
+      ['Crème Brûlée Café', 'Crème Brûlée Café'],
+      ['Ọlá Àdìgún', 'Ọlá Àdìgún'],
+      ['شركة كولو للتمويل', 'شركة كولو للتمويل'],
+      ['🏦 Kolo ❤️', '🏦 Kolo ❤️'],
+      ['Kolo \u{1F469}\u{1F3FD}\u200D\u{1F4BB}', 'Kolo \u{1F469}\u{1F3FD}\u200D\u{1F4BB}'],
+      ['\tKolo\u3000\u00A0 Microfinance ', 'Kolo Microfinance'],
+    ] as const) {
+      const res = await put(setup, { displayName });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().displayName).toBe(shown);
+    }
+  });
+
   it('lets every member read, only owners and admins change; another organization is 404; signed out is 401', async () => {
     const setup = await portalOrg(ctx.database.db);
     const roles = {} as Record<'admin' | 'developer' | 'viewer', Awaited<ReturnType<typeof portalUser>>>;

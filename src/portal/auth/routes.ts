@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { oneLine } from '../../platform/input.js';
+import { checkName } from '../../platform/input.js';
 import { requireSession, sessionOf } from '../guard.js';
 import type { AreaOptions } from '../plugin.js';
 import { Done, PORTAL_TAG, portalErrors, sessionSecurity } from '../schemas.js';
@@ -305,7 +305,7 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
     async (request) => {
       const name = request.body.name.trim();
       if (!name) throw new ApiError('VALIDATION_ERROR', 'name must not be empty');
-      oneLine(name, 'name');
+      checkName(name, 'name');
       await db.updateTable('people').set({ name }).where('id', '=', request.portal.person.id).execute();
       return { ok: true as const };
     },

@@ -6,7 +6,7 @@ import { AccountsService } from '../../accounts/service.js';
 import { addressKey } from '../../platform/client-address.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { oneLine } from '../../platform/input.js';
+import { checkName } from '../../platform/input.js';
 import { audit } from '../audit.js';
 import type { PeopleMail } from '../mail.js';
 import { hashPassword, insertPerson, MIN_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from '../people.js';
@@ -119,8 +119,8 @@ export class AuthService {
     const organizationName = input.organizationName.trim();
     if (!name) throw new ApiError('VALIDATION_ERROR', 'name must not be empty');
     if (!organizationName) throw new ApiError('VALIDATION_ERROR', 'organizationName must not be empty');
-    oneLine(name, 'name');
-    oneLine(organizationName, 'organizationName');
+    checkName(name, 'name');
+    checkName(organizationName, 'organizationName');
     this.later('sign-up mail', () => this.mailSignUp(email, name, organizationName));
   }
 

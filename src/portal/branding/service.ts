@@ -5,6 +5,7 @@ import { sniffImage } from '../../files/service.js';
 import type { FileStore } from '../../files/store.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { nameProblem } from '../../platform/input.js';
 import { loadSharp } from '../../platform/sharp.js';
 import { Problems } from '../../respondents/fields.js';
 import { embeddableOrigin } from '../../sessions/hosted/embedding.js';
@@ -90,8 +91,10 @@ function cleared(value: string | null | undefined): boolean {
 }
 
 function checkDisplayName(value: string, problems: Problems): string | undefined {
-  const name = value.trim().replace(/\s+/g, ' ');
-  if (name.length > MAX_DISPLAY_NAME) problems.add(`displayName must be at most ${MAX_DISPLAY_NAME} characters`);
+  // Runs of white space are one space. Not `\s` or trim(), which take U+FEFF too: a BOM is refused, not made a space.
+  const name = value.replace(/\p{White_Space}+/gu, ' ').replace(/^ | $/g, '');
+  const problem = name.length > MAX_DISPLAY_NAME ? `displayName must be at most ${MAX_DISPLAY_NAME} characters` : nameProblem(name, 'displayName');
+  if (problem) problems.add(problem);
   else return name;
   return undefined;
 }

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { isUuid } from '../../accounts/service.js';
 import { ApiError } from '../../platform/errors.js';
-import { oneLine } from '../../platform/input.js';
+import { checkName } from '../../platform/input.js';
 import { takeMailAllowance } from '../../respondents/mail-cap.js';
 import { audit } from '../audit.js';
 import { checkPassword } from '../auth/service.js';
@@ -318,7 +318,7 @@ export async function teamRoutes(parent: FastifyInstance, { db, config, mail }: 
       } else {
         const name = request.body.name?.trim();
         if (!name) throw new ApiError('VALIDATION_ERROR', 'name is required to create your account');
-        oneLine(name, 'name');
+        checkName(name, 'name');
         checkPassword(request.body.password ?? '', invitation.email);
         personId = '';
       }
