@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Transaction, Updateable } from 'kysely';
 import QRCode from 'qrcode';
 import type { FileStore } from '../files/store.js';
 import type { FaceMatchCapacity } from '../identities/biometrics/capacity.js';
@@ -6,9 +6,7 @@ import type { FaceMatcher } from '../identities/biometrics/matcher.js';
 import type { Challenge } from '../identities/liveness/engine.js';
 import type { Registry } from '../identities/registry/registry.js';
 import type { DB, Mode } from '../platform/db/schema.js';
-import { coversPrice } from '../platform/billing.js';
 import { ApiError } from '../platform/errors.js';
-import { SESSION_BILLABLES } from './billing.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
 import { attemptNotFound, decideAttempt, type FrameUpload } from './attempts.js';
@@ -16,7 +14,8 @@ import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
 import { hostedUrl } from './service.js';
 import { isOpen, type SessionReason } from './states.js';
-import type { AttemptRow, IdLookupCheck, SessionIdType, SessionRow } from './tables.js';
+import { assertMayProceed, paySession, refundSession } from './payment.js';
+import type { AttemptRow, IdLookupCheck, SessionIdType, SessionRow, VerificationSessionsTable } from './tables.js';
 import { ATTEMPT_ID, hashToken, isHandoffCode, isTokenShaped, randomAttemptId, randomHandoffCode, randomUrlToken } from './tokens.js';
 import { applySessionTransition } from './transition.js';
 import { buildView, CONSENT_TEXT_VERSION, organizationFacts, stepOf, type EndUserView } from './view.js';
@@ -119,10 +118,15 @@ export class SessionFlow {
     });
   }
 
-  /** Opens the session for a step: it must still be open (409 otherwise). */
-  private async openForStep(token: string): Promise<SessionRow> {
+  /**
+   * Opens the session for a step: it must still be open (409 otherwise) and, live, its
+   * organization must still have live access (403 otherwise: turning it off stops the sessions
+   * already open, not only new ones). Cancelling is always allowed.
+   */
+  private async openForStep(token: string, { cancelling = false } = {}): Promise<SessionRow> {
     const row = await this.open(token);
     if (!isOpen(row.status)) throw ended();
+    if (!cancelling) await assertMayProceed(this.db, row);
     return row;
   }
 
@@ -201,18 +205,17 @@ export class SessionFlow {
    * cannot correct the customer's data.
    */
   private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean): Promise<SessionRow> {
-    // A live wallet that can no longer pay the session's price: no lookup (it may cost a paid
-    // upstream call, and "passed" would tell the number exists), no try spent. Only a look, as
-    // for identity lookups: the charge at the end checks again under the wallet's row lock.
-    if (row.mode === 'live' && !(await coversPrice(this.db, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session }))) {
-      throw new ApiError('PAYMENT_REQUIRED', 'The organization that asked for this verification cannot take it further just now. Please try again later, or contact them.');
-    }
     const startedAt = this.now();
     const reserved = await this.locked(row, async (trx, locked) => {
       if (locked.checks.idLookup?.passed) throw alreadyVerified();
       if (lookupInFlight(locked, startedAt)) throw lookupPending();
       if (locked.id_attempts >= MAX_ID_ATTEMPTS) throw new TooManyAttempts('No ID tries are left for this verification');
-      return updateSession(trx, Number(locked.id), { id_attempts: locked.id_attempts + 1, id_lookup_started_at: startedAt });
+      // Paid before it looks: the session's price is charged with its first lookup, in this
+      // transaction, under the wallet's row lock. Two open sessions can never spend one price, and
+      // a wallet that cannot pay gets 402 before anything is asked of a registry or a try is spent.
+      const payment = locked.usage_id === null ? await paySession(trx, locked) : undefined;
+      const updated = await updateSession(trx, Number(locked.id), { id_attempts: locked.id_attempts + 1, id_lookup_started_at: startedAt, ...payment });
+      return { ...updated, paidNow: payment !== undefined };
     });
     const tryNumber = reserved.id_attempts;
     // The reservation is this lookup's while nothing replaced it (after it was taken for lost) or gave it back.
@@ -221,13 +224,7 @@ export class SessionFlow {
     try {
       record = await findPerson(this.deps.registry(row.mode), idType, idNumber);
     } catch (err) {
-      await this.db
-        .updateTable('verification_sessions')
-        .set((eb) => ({ id_attempts: eb('id_attempts', '-', 1), id_lookup_started_at: null }))
-        .where('id', '=', Number(row.id))
-        .where('id_attempts', '=', tryNumber)
-        .where('id_lookup_started_at', '=', startedAt)
-        .execute();
+      await this.giveBack(reserved, startedAt);
       throw err;
     }
     const org = await organizationFacts(this.db, row.org_id);
@@ -266,6 +263,27 @@ export class SessionFlow {
   }
 
   /**
+   * A lookup that no registry answered gives back its try and its place; and when its try paid the
+   * session's price and no lookup of the session has answered since, the price too (a refund with
+   * its ledger row, the usage row marked `refunded`): nothing was learned, and the next try pays.
+   */
+  private async giveBack(reserved: SessionRow & { paidNow: boolean }, startedAt: Date): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const locked = await lockSessionById(trx, Number(reserved.id));
+      if (!locked) return;
+      const patch: Updateable<VerificationSessionsTable> = {};
+      if (locked.id_attempts === reserved.id_attempts && locked.id_lookup_started_at?.getTime() === startedAt.getTime()) {
+        Object.assign(patch, { id_attempts: locked.id_attempts - 1, id_lookup_started_at: null });
+      }
+      if (reserved.paidNow && locked.usage_id === reserved.usage_id && !locked.checks.idLookup) {
+        await refundSession(trx, locked);
+        Object.assign(patch, { usage_id: null, price: 0 });
+      }
+      if (Object.keys(patch).length > 0) await updateSession(trx, Number(locked.id), patch);
+    });
+  }
+
+  /**
    * Starts a liveness attempt: 2–3 challenges chosen here, bound to this session and attempt. An
    * attempt still open (a reloaded page) is given again rather than spending another try. After
    * MAX_LIVENESS_ATTEMPTS, 429; a session whose tries are all spent ends failed.
@@ -280,6 +298,8 @@ export class SessionFlow {
       const step = stepOf(locked, attempts, now);
       if (step === 'consent' || step === 'id') throw new ApiError('CONFLICT', step === 'consent' ? 'Accept the consent first' : 'Verify the ID first');
       if (step === 'processing') throw new ApiError('CONFLICT', 'The last attempt is still being checked');
+      // A session whose ID was found before sessions paid at their lookup pays before its selfie.
+      if (locked.usage_id === null) await updateSession(trx, Number(locked.id), await paySession(trx, locked));
       const open = attempts.find((a) => a.status === 'open' && a.expires_at > now);
       if (open) return { attempt: open };
       if (locked.liveness_attempts >= MAX_LIVENESS_ATTEMPTS) {
@@ -338,7 +358,7 @@ export class SessionFlow {
 
   /** The end user stops: the session ends cancelled (no webhook; charged when its ID was already found). */
   async cancel(token: string): Promise<EndUserView> {
-    const row = await this.openForStep(token);
+    const row = await this.openForStep(token, { cancelling: true });
     const now = this.now();
     const cancelled = await this.locked(row, (trx, locked) => applySessionTransition(trx, locked, { to: 'cancelled', reasons: ['CANCELLED'], cancelledBy: 'user', now }));
     return this.viewOf(cancelled);

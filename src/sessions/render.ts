@@ -44,14 +44,25 @@ export function waitingStep(row: Pick<SessionRow, 'user_consent' | 'id_type' | '
 export function subStatusOf(row: SessionRow): string | null {
   if (row.status === 'in_progress') return waitingStep(row);
   if (row.status === 'cancelled') return row.cancelled_by === 'user' ? 'CANCELLED_BY_USER' : row.cancelled_by === 'erasure' ? 'SUBJECT_ERASED' : 'CANCELLED_BY_CUSTOMER';
-  return row.reasons[0] ?? null;
+  return shownReasons(row)[0] ?? (row.unpaid ? 'UNPAID' : null);
+}
+
+/** Reasons that come from the registry's answer: whether the number exists, matches, has a photo like the face. */
+const REGISTRY_REASONS: ReadonlySet<string> = new Set(['ID_NOT_FOUND', 'ID_DETAILS_MISMATCH', 'ID_ATTEMPTS_EXHAUSTED', 'NO_REGISTRY_PHOTO', 'FACE_MISMATCH']);
+
+/**
+ * The session's reasons as they may be shown: a session that ended unpaid shows none that the
+ * registry's answer decided (its subStatus is then `UNPAID`), or it would be a free lookup.
+ */
+export function shownReasons(row: Pick<SessionRow, 'reasons' | 'unpaid'>): string[] {
+  return row.unpaid ? row.reasons.filter((code) => !REGISTRY_REASONS.has(code)) : row.reasons;
 }
 
 /**
  * Whether the registry's record may be shown: once the session's price is paid (its usage row
- * written: at completion, or at a cancellation or expiry after the ID was found; test mode pays
- * nothing and is paid). Before that, the lookup's answer is worth a paid lookup, and cancelling
- * would have made it free; a session that ended against an emptied wallet (`unpaid`) never shows it.
+ * written: with its first ID lookup, src/sessions/payment.ts; test mode pays nothing and is paid).
+ * A session that ended against an emptied wallet (`unpaid`, only possible for one whose ID was
+ * found before sessions paid at their lookup) never shows it.
  */
 export function recordShown(row: Pick<SessionRow, 'usage_id' | 'unpaid'>): boolean {
   return row.usage_id !== null && !row.unpaid;
@@ -68,7 +79,8 @@ export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id' | 'unpai
   return {
     idLookup: idLookup ? (shown ? idLookup : { ...idLookup, fieldMatches: null, reasons: [] }) : null,
     liveness: liveness ?? null,
-    faceMatch: faceMatch ?? null,
+    // The face match compared the registry's photo: an unpaid session never shows how.
+    faceMatch: row.unpaid ? null : (faceMatch ?? null),
   };
 }
 
@@ -85,7 +97,7 @@ export function renderSession(row: SessionRow, secrets?: { url: string; clientSe
     idType: row.id_type,
     identity: recordShown(row) ? row.identity : null,
     checks: shownChecks(row),
-    reasons: row.reasons,
+    reasons: shownReasons(row),
     userConsent: row.user_consent,
     redirectUrl: row.redirect_url,
     metadata: row.metadata,

@@ -25,13 +25,13 @@ export interface SessionChange {
  * transaction, so the charge, the webhook and the result commit together or not at all. `row`
  * must have been locked (FOR UPDATE) by that transaction.
  *
- * Charged: a completion (verified or failed), and a cancellation or expiry after the ID lookup
- * found the person: the lookup is the costly part of the price, and its answer (the ID exists)
- * was given. Its usage row is also what lets the registry's record be shown (`recordShown`).
- * A wallet that cannot pay then (it covered the price when the session was created, see
- * docs/sessions.md "Charging") does not change the outcome: it stands, and its usage row says
- * `insufficient_funds` with nothing charged; the session is marked `unpaid` and its record is
- * never shown.
+ * A session pays its price with its first ID lookup (src/sessions/payment.ts), before anything is
+ * looked up. What is charged here is what was not paid that way: a session whose ID was found
+ * before that rule (charged on completion, or on a cancellation or expiry after its ID was
+ * found) and the test helper's completions (a usage row at no cost). A wallet that cannot pay
+ * then does not change the outcome: its usage row says `insufficient_funds` with nothing
+ * charged, the session is marked `unpaid`, and nothing of it that depends on the registry is
+ * ever shown (`recordShown`, `shownChecks`).
  */
 export async function applySessionTransition(trx: Transaction<DB>, row: SessionRow, change: SessionChange): Promise<SessionRow> {
   assertTransition(SESSION_MACHINE, row.status, change.to);
@@ -39,7 +39,9 @@ export async function applySessionTransition(trx: Transaction<DB>, row: SessionR
   const completes = change.to === 'verified' || change.to === 'failed';
   const endsAfterLookup = (change.to === 'cancelled' || change.to === 'expired') && row.checks.idLookup?.passed === true;
   let billing: Updateable<VerificationSessionsTable> = {};
-  if (completes || endsAfterLookup) {
+  // Paid already when its first ID lookup was (src/sessions/payment.ts); only a session whose ID
+  // was found before sessions paid at their lookup (or a test helper's) is charged here.
+  if ((completes || endsAfterLookup) && row.usage_id === null) {
     const usage = await chargeUsage(trx, { orgId: row.org_id, mode: row.mode, billable: SESSION_BILLABLES.session, subject: `reference ${row.reference}` });
     billing = { price: usage.price, usage_id: usage.usageId, unpaid: !usage.paid };
   }

@@ -4,6 +4,7 @@ import { logoPath } from '../portal/branding/service.js';
 import type { DB, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { ID_TYPE_RULES } from './input.js';
 import { MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS } from './liveness.js';
+import { shownReasons } from './render.js';
 import { isOpen } from './states.js';
 import type { AttemptRow, SessionIdType, SessionRow } from './tables.js';
 
@@ -92,7 +93,7 @@ function resultOf(row: SessionRow): EndUserView['result'] {
     case 'failed':
     case 'expired':
     case 'cancelled':
-      return { outcome: 'failed', reasons: row.reasons };
+      return { outcome: 'failed', reasons: shownReasons(row) };
     default:
       return null;
   }

@@ -6,7 +6,7 @@ import { ApiError } from '../../platform/errors.js';
 import { pageBySequence, type Page, type Scope } from '../../platform/pagination.js';
 import { loadSharp } from '../../platform/sharp.js';
 import { sessionWithSteps } from '../../sessions/portal-queries.js';
-import { recordShown, shownChecks, subStatusOf } from '../../sessions/render.js';
+import { recordShown, shownChecks, shownReasons, subStatusOf } from '../../sessions/render.js';
 import { SESSION_SEQUENCE } from '../../sessions/repository.js';
 import { isOpen, SESSION_MACHINE } from '../../sessions/states.js';
 import type { AttemptRow, SessionApplicant, SessionRow } from '../../sessions/tables.js';
@@ -27,7 +27,7 @@ type Detail = Static<typeof SessionDetail>;
 type Step = Static<typeof SessionStep>;
 type Fact = { label: string; value: string };
 
-const LIST_COLUMNS = ['id', 'public_id', 'reference', 'status', 'reasons', 'cancelled_by', 'user_consent', 'checks', 'applicant', 'id_type', 'id_number', 'created_at', 'completed_at', 'cancelled_at', 'expired_at'] as const;
+const LIST_COLUMNS = ['id', 'public_id', 'reference', 'status', 'reasons', 'cancelled_by', 'user_consent', 'checks', 'applicant', 'id_type', 'id_number', 'created_at', 'completed_at', 'cancelled_at', 'expired_at', 'unpaid'] as const;
 type ListSource = Pick<SessionRow, (typeof LIST_COLUMNS)[number]>;
 
 const FILTER_STATUSES: Record<SessionFilterStatus, readonly SessionRow['status'][]> = {
@@ -43,7 +43,7 @@ const str = (value: unknown): string => (typeof value === 'string' ? value.trim(
 const reasons = (codes: readonly string[] | undefined) => (codes ?? []).map((code) => ({ code, text: reasonText(code) }));
 const facts = (...pairs: [string, string][]): Fact[] => pairs.filter(([, value]) => value !== '').map(([label, value]) => ({ label, value }));
 
-function subStatusCode(row: Pick<SessionRow, 'status' | 'reasons' | 'cancelled_by' | 'user_consent' | 'checks' | 'id_type'>): string {
+function subStatusCode(row: Pick<SessionRow, 'status' | 'reasons' | 'cancelled_by' | 'user_consent' | 'checks' | 'id_type' | 'unpaid'>): string {
   return SESSION_MACHINE.display(row.status, subStatusOf(row as SessionRow)).subStatus;
 }
 
@@ -215,7 +215,7 @@ export async function sessionDetail(db: Kysely<DB>, scope: Scope, publicId: stri
     faceMatch: face
       ? { passed: face.passed, matchScore: face.matchScore, matchingThreshold: face.matchingThreshold, maxScore: face.maxScore, reasons: reasons(face.reasons), simulated: face.simulated }
       : null,
-    reasons: reasons(row.reasons),
+    reasons: reasons(shownReasons(row)),
     steps: stepsOf(row, attempts),
     attempts: attemptsOf(attempts, frames),
     canRevealFrames,
