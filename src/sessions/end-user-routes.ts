@@ -159,7 +159,7 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
         response: { 200: S.EndUserView, ...errors(400, 402, 404, 409, 422, 429, 503) },
       },
     },
-    async (request, reply) => answer(reply, 200, () => flow.submitId(request.params.token, request.body)),
+    async (request, reply) => answer(reply, 200, () => flow.submitId(request.params.token, request.body, request.ip)),
   );
 
   app.post(

@@ -163,7 +163,7 @@ export class SessionFlow {
       return updateSession(trx, Number(locked.id), { user_consent: userConsent });
     });
     const { idType, idNumber } = consented.applicant;
-    if (idType && idNumber && !consented.checks.idLookup) return this.viewOf(await this.lookUp(consented, idType, idNumber, true));
+    if (idType && idNumber && !consented.checks.idLookup) return this.viewOf(await this.lookUp(consented, idType, idNumber, true, ip));
     return this.viewOf(consented);
   }
 
@@ -172,7 +172,7 @@ export class SessionFlow {
    * retries its lookup after the registry was unavailable); otherwise the end user's ID is
    * looked up, at most MAX_ID_ATTEMPTS times.
    */
-  async submitId(token: string, body: { idType?: string | undefined; idNumber?: string | undefined }): Promise<EndUserView> {
+  async submitId(token: string, body: { idType?: string | undefined; idNumber?: string | undefined }, ip: string): Promise<EndUserView> {
     const row = await this.openForStep(token);
     if (!row.user_consent) throw new ApiError('CONFLICT', 'Accept the consent first');
     if (row.checks.idLookup?.passed) throw alreadyVerified();
@@ -181,7 +181,7 @@ export class SessionFlow {
       if (body.idType !== undefined || body.idNumber !== undefined) {
         throw new ApiError('VALIDATION_ERROR', 'The ID for this verification was given by the organization and cannot be changed here');
       }
-      return this.viewOf(await this.lookUp(row, prefilled.idType, prefilled.idNumber, true));
+      return this.viewOf(await this.lookUp(row, prefilled.idType, prefilled.idNumber, true, ip));
     }
     const idTypeRaw = body.idType?.trim();
     const idNumberRaw = body.idNumber?.trim();
@@ -192,7 +192,7 @@ export class SessionFlow {
     }
     const idNumber = ID_TYPE_RULES[idType].canonical(idNumberRaw);
     if (!idNumber) throw new ApiError('VALIDATION_ERROR', `The ${ID_TYPE_RULES[idType].label} must be ${ID_TYPE_RULES[idType].hint}`);
-    return this.viewOf(await this.lookUp(row, idType, idNumber, false));
+    return this.viewOf(await this.lookUp(row, idType, idNumber, false, ip));
   }
 
   /**
@@ -204,7 +204,7 @@ export class SessionFlow {
    * with it. A prefilled ID that is not found or does not match ends the session: the end user
    * cannot correct the customer's data.
    */
-  private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean): Promise<SessionRow> {
+  private async lookUp(row: SessionRow, idType: SessionIdType, idNumber: string, prefilled: boolean, ip: string): Promise<SessionRow> {
     const startedAt = this.now();
     const reserved = await this.locked(row, async (trx, locked) => {
       if (locked.checks.idLookup?.passed) throw alreadyVerified();
