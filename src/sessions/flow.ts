@@ -387,13 +387,15 @@ export class SessionFlow {
 
   /**
    * GET /v/:code: the hosted page's address for the other device, with a token of its own (kind
-   * `handoff`, stored hashed like the others), or undefined for a code that is unknown, expired or
-   * whose session has ended.
+   * `handoff`, stored hashed like the others), or undefined for a code that is unknown, expired,
+   * already used or whose session has ended.
    */
   async redeemHandoff(code: string): Promise<string | undefined> {
     if (!isHandoffCode(code)) return undefined;
     const now = this.now();
-    const handoff = await this.db.selectFrom('session_handoffs').select(['session_id']).where('code_hash', '=', hashToken(code)).where('expires_at', '>', now).executeTakeFirst();
+    // A code works once: taken by the one statement that deletes it, so a link preview, a passer-by
+    // who saw the QR code, or a second tap gets nothing (the page asks for a new code).
+    const handoff = await this.db.deleteFrom('session_handoffs').where('code_hash', '=', hashToken(code)).where('expires_at', '>', now).returning(['session_id']).executeTakeFirst();
     if (!handoff) return undefined;
     const session = await findSessionById(this.db, Number(handoff.session_id));
     if (!session || !isOpen(session.status) || session.expires_at <= now) return undefined;

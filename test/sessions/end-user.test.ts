@@ -301,6 +301,13 @@ describe('verification sessions: the end-user API (real sockets)', () => {
       const tokens = await t.database.db.selectFrom('session_tokens').select(['token_hash', 'kind']).execute();
       expect(tokens).toContainEqual({ token_hash: hashToken(phoneToken), kind: 'handoff' });
       expect(JSON.stringify(await t.database.db.selectFrom('session_handoffs').selectAll().execute())).not.toContain(code);
+      // A code works once: opened again (a link preview, someone who saw the QR code), it is the
+      // page saying the link does not work, and no token is made.
+      const tokensMade = (await t.database.db.selectFrom('session_tokens').select('token_hash').execute()).length;
+      const again = await http.get(`/v/${code}`);
+      expect(again.status).toBe(404);
+      expect(again.text).toMatch(/does not work any more/);
+      expect((await t.database.db.selectFrom('session_tokens').select('token_hash').execute()).length).toBe(tokensMade);
       // The desktop sees the phone's progress.
       await http.post(api(phoneToken, '/consent'), undefined, { accepted: true });
       expect((await http.get(api(token))).json().step).toBe('id');
@@ -311,8 +318,16 @@ describe('verification sessions: the end-user API (real sockets)', () => {
         expect(answer.headers.get('content-type')).toMatch(/text\/html/);
         expect(answer.text).toMatch(/does not work any more/);
       }
+      const late = (await http.post(api(token, '/handoff'), undefined, {})).json().shortUrl.split('/v/')[1];
       await t.database.db.updateTable('session_handoffs').set({ expires_at: new Date(Date.now() - 1) }).execute();
-      expect((await http.get(`/v/${code}`)).status).toBe(404);
+      expect((await http.get(`/v/${late}`)).status).toBe(404);
+    });
+
+    it('a handoff code opened several times at once makes one token', async () => {
+      const { token } = await newSession();
+      const code = (await http.post(api(token, '/handoff'), undefined, {})).json().shortUrl.split('/v/')[1];
+      const answers = await Promise.all(Array.from({ length: 5 }, () => http.get(`/v/${code}`)));
+      expect(answers.map((answer) => answer.status).sort()).toEqual([303, 404, 404, 404, 404]);
     });
 
     it('limits live handoff codes per session', async () => {
