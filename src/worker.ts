@@ -57,26 +57,29 @@ export async function startWorker(context: WorkerRunContext & { tasks?: readonly
 /**
  * `vouch worker`: the background work without the API, for scaling it apart from the API. On the
  * embedded database it cannot run beside `vouch serve` (one process per data folder), so a
- * separate worker needs PostgreSQL.
+ * separate worker needs PostgreSQL. A step of start that fails closes what was opened before it,
+ * and the process exits with code 1 and its one line (StopSignals.starting).
  */
 export async function runWorkerProcess(): Promise<void> {
   const stop = new StopSignals();
   const config = loadConfig();
-  const database = await openConfiguredDatabase(config);
-  stop.onStop(() => database.close());
-  await stop.checkpoint();
-  await migrate(database.db);
-  // Webhook bodies are stored encrypted: the worker decrypts them to send them.
-  await openKeyring(database, config, { poll: true }).catch(async (err: unknown) => {
-    await database.close();
-    throw asCliError(err);
+  const database = await stop.starting(async () => {
+    const database = await openConfiguredDatabase(config);
+    stop.onStop(() => database.close());
+    await stop.checkpoint();
+    await migrate(database.db);
+    // Webhook bodies are stored encrypted: the worker decrypts them to send them.
+    await openKeyring(database, config, { poll: true }).catch((err: unknown) => {
+      throw asCliError(err);
+    });
+    await stop.checkpoint();
+    const logger = pino(loggerOptions(config.logLevel) as LoggerOptions, stop.logStream);
+    stop.useLogger(logger);
+    const worker = await startWorker({ database, config, logger });
+    stop.onStop(() => worker.stop());
+    await stop.checkpoint();
+    return database;
   });
-  await stop.checkpoint();
-  const logger = pino(loggerOptions(config.logLevel) as LoggerOptions, stop.logStream);
-  stop.useLogger(logger);
-  const worker = await startWorker({ database, config, logger });
-  stop.onStop(() => worker.stop());
-  await stop.checkpoint();
   const where = database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
   process.stdout.write(`\nVouch worker is running (${where}): ${BACKGROUND_TASKS.map((task) => task.name).join(', ')}\n\n`);
   await stop.run();

@@ -13,7 +13,8 @@ export const STOP_DEADLINE_MS = 8_000;
  * requests and finishes those in flight, the worker stops, the database closes), the log is
  * drained and the process exits 0. A signal during start is acted on between start's steps
  * (`checkpoint`), never in the middle of one (a half-written embedded data folder would not
- * open again). Whatever holds the stop up, the process exits with code 1 at the deadline.
+ * open again). Whatever holds the stop up, the process exits with code 1 at the deadline. A
+ * start that fails closes what it opened the same way and ends with code 1 (`starting`).
  */
 export class StopSignals {
   private readonly closers: (() => Promise<unknown>)[] = [];
@@ -49,6 +50,26 @@ export class StopSignals {
     if (this.signal) await this.stop();
   }
 
+  /**
+   * Runs start's steps. When one fails, what was opened so far is closed, newest first, as a stop
+   * closes it, and the error goes on to `main`, which prints its one line: with nothing left
+   * open the process ends at once with code 1, and at the deadline if something still holds it. A
+   * failed start that stayed alive (listening on nothing, holding its database connections, its
+   * worker running) looked healthy to its supervisor, which never restarted it.
+   */
+  async starting<T>(steps: () => Promise<T>): Promise<T> {
+    try {
+      return await steps();
+    } catch (err) {
+      process.exitCode = 1;
+      const deadline = setTimeout(() => process.exit(1), this.deadlineMs);
+      deadline.unref();
+      await this.closeAll();
+      await this.output.drain(1_000);
+      throw err;
+    }
+  }
+
   /** Start is over: runs until a signal, then stops. */
   async run(): Promise<never> {
     this.running = true;
@@ -71,18 +92,24 @@ export class StopSignals {
   private stop(): Promise<never> {
     this.stopping ??= (async () => {
       this.logger?.info({ signal: this.signal }, 'shutting down');
-      let failed = false;
-      for (const close of this.closers.splice(0).reverse()) {
-        try {
-          await close();
-        } catch (err) {
-          failed = true;
-          this.logger?.error({ err: (err as Error).message }, 'shutdown step failed');
-        }
-      }
+      const failed = await this.closeAll();
       await this.output.drain(1_000);
       return process.exit(failed ? 1 : 0);
     })();
     return this.stopping;
+  }
+
+  /** Closes what was opened, newest first; true when a step failed (each is logged, and the rest still run). */
+  private async closeAll(): Promise<boolean> {
+    let failed = false;
+    for (const close of this.closers.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        failed = true;
+        this.logger?.error({ err: (err as Error).message }, 'shutdown step failed');
+      }
+    }
+    return failed;
   }
 }
