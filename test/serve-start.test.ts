@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { expectFailure, killServers, startServer, throwawayEnv, type CliEnv, type CliResult, type ThrowawayEnv } from './helpers/cli.js';
+import { DEMO_EMAIL, DEMO_FUNDING } from '../src/demo.js';
+import { expectFailure, killServers, onPostgres, startServer, throwawayEnv, type CliEnv, type CliResult, type ThrowawayEnv } from './helpers/cli.js';
 
 const MAIN = path.join(inject('vouchBuild'), 'main.js');
 const SLOW = 120_000;
@@ -94,5 +96,60 @@ describe('vouch serve whose start fails', () => {
     const ended = await serveUntilExit({ ...env, PORT: '0', REDIS_URL: 'http://127.0.0.1:6379' });
     expect(ended.lingeredMs).toBeLessThan(EXIT_AFTER_LINE_MS);
     expectFailure(ended, /^vouch: invalid configuration: REDIS_URL: /);
+  });
+});
+
+describe('two vouch serve started together with the demo on one empty database', () => {
+  let throwaway: ThrowawayEnv;
+  let env: CliEnv;
+
+  beforeAll(async () => {
+    throwaway = await throwawayEnv({ fresh: true });
+    env = { ...throwaway.env, VOUCH_DEMO: 'on' };
+  });
+  afterEach(() => killServers());
+  afterAll(() => throwaway?.cleanup());
+
+  it.runIf(onPostgres)('make one demo between them, with its owner; both serve, and only its maker prints the secrets', { timeout: SLOW }, async () => {
+    // Each made its own "Demo Company", and the second's owner failed on the first's email: two
+    // funded organizations, one without an owner, and the second process alive without serving.
+    const servers = await Promise.all([startServer(env), startServer(env)]);
+    for (const server of servers) expect((await fetch(`${server.banner.url}/ready`)).status).toBe(200);
+    const seeded = servers.filter((server) => server.banner.demo);
+    expect(seeded, servers.map((server) => server.banner.text).join('\n')).toHaveLength(1);
+    expect(servers.find((server) => !server.banner.demo)!.banner.text).not.toMatch(/SECRET|sk_(test|live)_|password/);
+
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ id: string; name: string; balance: string; owners: string }>(
+        `select o.id, o.name, o.balance, (select count(*) from memberships m join people p on p.id = m.person_id
+                                           where m.org_id = o.id and m.role = 'owner' and p.email = $1) as owners
+           from organizations o`,
+        [DEMO_EMAIL],
+      );
+      expect(rows.map((row) => ({ ...row, balance: Number(row.balance), owners: Number(row.owners) }))).toEqual([
+        { id: seeded[0]!.banner.demo!.orgId, name: 'Demo Company', balance: DEMO_FUNDING, owners: 1 },
+      ]);
+    } finally {
+      await client.end();
+    }
+    for (const server of servers) expect((await server.stop()).code).toBe(0);
+  });
+
+  it.skipIf(onPostgres)('on the embedded database: one serves with the demo, the other says the folder is in use and exits', { timeout: SLOW }, async () => {
+    // One process per data folder (its lock): the second must fail with its reason, not hang.
+    const started = await Promise.allSettled([startServer(env), startServer(env)]);
+    const running = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = started.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).message] : []));
+    try {
+      expect(running).toHaveLength(1);
+      expect(running[0]!.banner.demo, running[0]!.banner.text).toBeDefined();
+      expect(failed).toHaveLength(1);
+      // Exited with its one line, not killed after printing nothing for a minute.
+      expect(failed[0]).toMatch(/^vouch serve exited \(1\) before its banner\nstdout: \nstderr: vouch: the embedded database in \S+ is in use by process \d+ \(a running vouch\); stop it first[^\n]*\n$/);
+    } finally {
+      for (const server of running) await server.stop();
+    }
   });
 });
