@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { redactUrl } from '../../src/platform/logging.js';
 import { LINK_STARTS_PER_ADDRESS } from '../../src/sessions/links/public-routes.js';
-import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
+import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
 import { addMember, ORIGIN, portal, portalOrg, portalUser, type PortalOrg } from '../helpers/portal.js';
 
 /** Verification links: the portal API and the public page (docs/sessions.md, "Verification links"). */
@@ -448,6 +450,54 @@ describe('verification links', () => {
       expect(nullOrigin.statusCode).toBe(403);
       expect(await sessionsOf(owner.org.id)).toEqual([]);
       expect((await start(link.url, freshAddress(), { 'sec-fetch-site': 'same-origin', origin: 'null' })).statusCode).toBe(303);
+    });
+
+    it('compares the whole origin: the same host with the other scheme or port is another site', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { sessionLimit: 10 });
+      const foreign = await start(link.url, freshAddress(), { origin: 'https://evil.example' });
+      expect(foreign.statusCode).toBe(403);
+      // PUBLIC_URL is http://127.0.0.1:8080; the server is reached over http (app.inject).
+      const otherOrigins: Record<string, string>[] = [
+        { origin: 'https://127.0.0.1:8080', host: '127.0.0.1:8080' },
+        { origin: 'https://vouch.example.com', host: 'vouch.example.com' },
+        { origin: 'http://vouch.example.com:8443', host: 'vouch.example.com' },
+        // X-Forwarded-Proto is believed only from a trusted proxy, and none is configured here.
+        { origin: 'https://vouch.example.com', host: 'vouch.example.com', 'x-forwarded-proto': 'https' },
+      ];
+      for (const headers of otherOrigins) {
+        const res = await start(link.url, freshAddress(), headers);
+        expect([res.statusCode, res.body], JSON.stringify(headers)).toEqual([foreign.statusCode, foreign.body]);
+      }
+      expect(await sessionsOf(owner.org.id)).toEqual([]);
+
+      // The public origin, and the origin the server is reached at, as browsers write them.
+      for (const headers of [
+        { origin: 'http://127.0.0.1:8080', host: '127.0.0.1:8080' },
+        { origin: 'http://127.0.0.1:8080', host: 'vouch.example.com' },
+        { origin: 'http://vouch.example.com', host: 'vouch.example.com' },
+        { origin: 'http://vouch.example.com', host: 'Vouch.Example.com:80' },
+      ]) {
+        expect((await start(link.url, freshAddress(), headers)).statusCode, JSON.stringify(headers)).toBe(303);
+      }
+    });
+
+    it('behind a trusted proxy, the scheme is the one the proxy names', async () => {
+      // The test clients' addresses (freshAddress) are the proxy's.
+      const proxied = await buildApp({ config: testConfig({ trustProxy: loadConfig({ VOUCH_TRUST_PROXY: '10.0.0.0/8' }).trustProxy }), database: t.database });
+      try {
+        const owner = await portalOrg(db());
+        const link = await makeLink(owner);
+        const startVia = (headers: Record<string, string>) =>
+          proxied.inject({ method: 'POST', url: pathOf(link.url), remoteAddress: freshAddress(), headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'vouch.example.com', 'x-forwarded-proto': 'https', ...headers }, payload: '' });
+        const plain = await startVia({ origin: 'http://vouch.example.com' });
+        expect(plain.statusCode).toBe(403);
+        expect(plain.body).toContain('Open the link itself to start');
+        expect(await sessionsOf(owner.org.id)).toEqual([]);
+        expect((await startVia({ origin: 'https://vouch.example.com' })).statusCode).toBe(303);
+      } finally {
+        await proxied.close();
+      }
     });
 
     it('limits starts per client address per link, with a page and Retry-After', async () => {

@@ -42,16 +42,29 @@ function linkKey(code: string): string {
  * A start must come from the link's own page: a browser's Origin (or Sec-Fetch-Site) naming
  * another site is refused, so a page elsewhere cannot spend the link's sessions through its
  * visitors' browsers. A client that sends neither (not a browser) is held by the limits alone.
+ * The Origin is compared whole, scheme, host and port, as browsers tell origins apart: with
+ * PUBLIC_URL's, or with the one this server is reached at (`https://host` is another site to a
+ * server reached over http, and the other way round).
  */
 function fromOwnPage(request: FastifyRequest, publicOrigin: string): boolean {
   if (request.headers['sec-fetch-site'] === 'same-origin') return true;
   const origin = request.headers.origin;
   if (origin === undefined) return request.headers['sec-fetch-site'] === undefined;
-  if (origin === publicOrigin) return true;
+  return origin === publicOrigin || origin === reachedAt(request);
+}
+
+/**
+ * The origin the request reached this server at, as a browser writes it: the scheme and host as
+ * Fastify reads them (the socket's scheme and the Host header, or X-Forwarded-Proto and
+ * X-Forwarded-Host from a proxy VOUCH_TRUST_PROXY trusts). Undefined for a scheme other than
+ * http(s): a URL writes its origin `null`, which is what a browser sends from a sandboxed page.
+ */
+function reachedAt(request: FastifyRequest): string | undefined {
+  if (request.protocol !== 'http' && request.protocol !== 'https') return undefined;
   try {
-    return new URL(origin).host === request.headers.host;
+    return new URL(`${request.protocol}://${request.host}`).origin;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
