@@ -6,8 +6,9 @@ import { UnusableHeldPhoto, type BiometricIdType } from '../identities/biometric
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
 import { MATCH_THRESHOLD, distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
 import type { LivenessDecision } from '../identities/liveness/engine.js';
-import type { DB, Mode } from '../platform/db/schema.js';
+import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { DecisionQueue } from './decision-queue.js';
 import type { FlowDeps } from './flow.js';
 import { findPerson } from './identity.js';
 import { frameRetentionDays } from './view.js';
@@ -34,46 +35,8 @@ export interface FrameUpload {
 
 export const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
 
-/**
- * Liveness decisions one process runs at once. Each costs about 1.5 s of CPU on the engine's
- * model thread, where more would only queue: past this many, frames are refused with 503 and
- * Retry-After before anything is stored or the attempt is spent, and the page sends them again.
- */
-export const MAX_CONCURRENT_DECISIONS = 4;
-/**
- * Of those, one organization holds at most this many (both modes), and test mode, which anyone
- * can use for free after signing up, at most this many across all organizations: neither one
- * account nor test traffic can keep the live end users of every other account waiting.
- */
-export const MAX_DECISIONS_PER_ORG = 2;
-export const MAX_TEST_DECISIONS = 2;
-
-/** The decisions running in this process, in all, per organization and in test mode. */
-class DecisionPlaces {
-  private total = 0;
-  private test = 0;
-  private readonly byOrg = new Map<string, number>();
-
-  /** Takes a place, or refuses with 503 and Retry-After (the page sends the frames again). */
-  take(orgId: string, mode: Mode): () => void {
-    const mine = this.byOrg.get(orgId) ?? 0;
-    if (this.total >= MAX_CONCURRENT_DECISIONS || mine >= MAX_DECISIONS_PER_ORG || (mode === 'test' && this.test >= MAX_TEST_DECISIONS)) {
-      throw new ApiError('SERVICE_UNAVAILABLE', 'Many selfies are being checked right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
-    }
-    this.total++;
-    if (mode === 'test') this.test++;
-    this.byOrg.set(orgId, mine + 1);
-    return () => {
-      this.total--;
-      if (mode === 'test') this.test--;
-      const left = (this.byOrg.get(orgId) ?? 1) - 1;
-      if (left === 0) this.byOrg.delete(orgId);
-      else this.byOrg.set(orgId, left);
-    };
-  }
-}
-
-const places = new DecisionPlaces();
+/** Whose liveness decision runs next on the engine's one model thread (src/sessions/decision-queue.ts). */
+export const decisions = new DecisionQueue();
 
 /** The face match's idType for the registry photo cache (a vNIN is a tokenised NIN; a licence is FRSC's). */
 const BIOMETRIC_TYPE: Record<SessionIdType, BiometricIdType> = { BVN: 'bvn', NIN: 'nin', VNIN: 'nin', DRIVERS_LICENSE: 'frsc' };
@@ -99,7 +62,7 @@ export function checkUpload(upload: FrameUpload): void {
 export async function decideAttempt(deps: FlowDeps, row: SessionRow, attemptId: string, upload: FrameUpload, now: Date): Promise<SessionRow> {
   if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
   checkUpload(upload);
-  const release = places.take(row.org_id, row.mode);
+  const release = await decisions.take(row.org_id, row.mode);
   try {
     return await decide(deps, row, attemptId, upload, now);
   } finally {
@@ -143,8 +106,10 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
     // 3. The face match, only for a live face and only when asked for.
     if (judged.decision.passed && row.check_face_match && judged.frontal) faceMatch = await matchFace(deps, row, matchedId(attempt), judged.frontal);
   } catch (err) {
-    // Nothing was decided (or no face-match place came free): the attempt may be sent again; what
-    // was stored of it goes.
+    // Nothing was decided (the frames could not be stored, the engine could not run, or no
+    // registry answered for the face match's photo): the attempt may be sent again; what was
+    // stored of it goes. Nothing an attacker can cause leads here after the engine decided: a
+    // face match is never refused for want of a place (matchFace).
     await db.transaction().execute(async (trx) => {
       await trx.deleteFrom('session_frames').where('attempt_id', '=', attemptId).execute();
       if (stored.length > 0) await trx.deleteFrom('uploaded_files').where('id', 'in', stored.map((file) => file.id)).execute();
@@ -223,21 +188,12 @@ async function registryPhoto(deps: FlowDeps, row: SessionRow, id: MatchedId): Pr
 }
 
 /**
- * How long a session's face match waits for one of its organization's face-match places (shared
- * with the biometrics endpoint, VOUCH_FACE_MATCH_PER_ORG) before the attempt is handed back to be
- * sent again: its liveness decision already cost seconds, so it waits where an API call is refused.
+ * The engine's frontal frame against the ID's registry photo, counted in the organization's
+ * face-match places (shared with the biometrics endpoint) but never refused for want of one: the
+ * liveness decision it follows cost seconds, and an attempt is decided once.
  */
-export const FACE_MATCH_WAIT_MS = 10_000;
-
-/** The engine's frontal frame against the ID's registry photo, in one of the organization's face-match places. */
 async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
-  let release: () => void;
-  try {
-    release = await deps.faceMatchCapacity.waitForPlace(row.org_id, FACE_MATCH_WAIT_MS);
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    throw new ApiError('SERVICE_UNAVAILABLE', 'Many faces are being compared right now: send these frames again in a few seconds', { retryAfterSeconds: 5 });
-  }
+  const release = deps.faceMatchCapacity.hold(row.org_id);
   try {
     return await compareWithRegistry(deps, row, id, frontal);
   } finally {

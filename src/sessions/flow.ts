@@ -9,7 +9,7 @@ import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
-import { attemptNotFound, decideAttempt, type FrameUpload } from './attempts.js';
+import { attemptNotFound, decideAttempt, decisions, type FrameUpload } from './attempts.js';
 import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
 import { hostedUrl } from './service.js';
@@ -337,7 +337,8 @@ export class SessionFlow {
   /**
    * Whether frames for this attempt may be sent now, asked before a byte of the form is read (a
    * frames form may weigh 7.6 MB): the token opens an open session whose ID has passed, and the
-   * attempt is its own, open and not past its time. Answers as submitFrames would (404, 409).
+   * attempt is its own, open and not past its time, and the organization (or test mode) does not
+   * already hold all the liveness decisions it may. Answers as submitFrames would (404, 409, 503).
    */
   async admitFrames(token: string, attemptId: string): Promise<void> {
     const row = await this.openForStep(token);
@@ -347,6 +348,7 @@ export class SessionFlow {
     if (attempt.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
     if (attempt.expires_at <= this.now()) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
     if (!row.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'Verify the ID first');
+    decisions.admit(row.org_id, row.mode);
   }
 
   /** The frames of an attempt: decided by the liveness engine, then the face match; the session completes when they pass. */

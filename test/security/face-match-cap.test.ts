@@ -10,7 +10,6 @@ import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
 import type { PhotoMatching } from '../../src/identities/biometrics/score.js';
 import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
-import { FACE_MATCH_WAIT_MS } from '../../src/sessions/attempts.js';
 import { testConfig } from '../helpers/app.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { loopCapture } from '../liveness/genuine.js';
@@ -61,30 +60,13 @@ class HeldMatcher extends FaceMatcher {
   }
 }
 
-/**
- * The app's face-match places, counting the times a session's match asked to wait for one and
- * how long it asked to wait. `waitCapMs` shortens the wait itself, for a test that waits it out.
- */
+/** The app's face-match places, counting the places a session's match held (never refused). */
 class WatchedCapacity extends FaceMatchCapacity {
-  /** The wait each call asked for, in order. */
-  askedMs: number[] = [];
-  waitCapMs = Infinity;
+  holds = 0;
 
-  get waits(): number {
-    return this.askedMs.length;
-  }
-
-  override waitForPlace(orgId: string, waitMs: number): Promise<() => void> {
-    this.askedMs.push(waitMs);
-    return super.waitForPlace(orgId, Math.min(waitMs, this.waitCapMs));
-  }
-
-  async untilWaits(waits: number): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    while (this.waits < waits) {
-      if (Date.now() > deadline) throw new Error(`${this.waits} waits, expected ${waits}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  override hold(orgId: string): () => void {
+    this.holds += 1;
+    return super.hold(orgId);
   }
 }
 
@@ -205,7 +187,7 @@ describe('face match caps: per organization (429) and per process (503)', () => 
     return http.call('POST', `/verify/api/${session.token}/liveness/attempts/${session.attemptId}/frames`, { form });
   }
 
-  it("counts a verification session's face match in its organization's places, and the session waits for a place instead of failing", { timeout: 180_000 }, async () => {
+  it("counts a verification session's face match in its organization's places, and runs it even when API matches hold every place", { timeout: 180_000 }, async () => {
     const a = await org();
     // The session's match (after a real liveness decision) takes one of a's two places ...
     const first = await sessionAtLiveness(a);
@@ -223,8 +205,9 @@ describe('face match caps: per organization (429) and per process (503)', () => 
     expect(done.json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
     expect((await api[0]!).statusCode).toBe(200);
 
-    // With both places taken by API matches, a session's match waits (it does not fail the
-    // attempt its liveness decision already paid for) and runs as soon as one is given back.
+    // With both places taken by API matches, a session's match still runs at once (it is never
+    // refused: its liveness decision already cost seconds, and an attempt is decided once), and
+    // while it runs it counts: the organization's next API match is refused.
     // (Another organization: the liveness engine refuses the same person's frames seen again in
     // one organization as replayed.)
     const b = await org();
@@ -232,47 +215,38 @@ describe('face match caps: per organization (429) and per process (503)', () => 
     started = matcher.started;
     const held = [match(b), match(b)];
     await matcher.until(started + 2);
-    const waits = capacity.waits;
-    const waiting = sendFrames(second, 0, 82);
-    // The liveness decision (seconds of CPU) passed and its match now waits for a place.
-    await Promise.race([capacity.untilWaits(waits + 1), waiting.then((early) => Promise.reject(new Error(`answered before its match: ${early.text}`)))]);
-    const waited = await Promise.race([waiting.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
-    expect(waited).toBe('waiting');
-    expect(matcher.started).toBe(started + 2);
+    const holds = capacity.holds;
+    const running = sendFrames(second, 0, 82);
+    await matcher.until(started + 3);
+    expect(capacity.holds).toBe(holds + 1);
+    expect(capacity.inUse(b.id).org).toBe(3);
+    expect((await promptly(match(b))).statusCode).toBe(429);
     matcher.release();
     for (const response of await Promise.all(held)) expect(response.statusCode).toBe(200);
-    await matcher.until(started + 3);
-    matcher.release();
-    const verified = await waiting;
+    const verified = await running;
     expect(verified.status, verified.text).toBe(200);
     expect(verified.json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
+    expect(capacity.inUse(b.id).org).toBe(0);
   });
 
-  it('hands the attempt back (503, Retry-After, frames not kept, no attempt spent) when no place comes free in time', { timeout: 180_000 }, async () => {
+  it('decides an attempt once: with every place of its organization held for long, the session\'s match is not handed back to be decided again', { timeout: 180_000 }, async () => {
     const a = await org();
     const session = await sessionAtLiveness(a);
-    // Both of a's places stay taken for longer than a session's match waits. The match asks to
-    // wait FACE_MATCH_WAIT_MS; the test cuts the wait itself to 1 s rather than sit through 10.
+    // Both of a's places stay taken while the frames are decided (before, the match waited 10 s,
+    // then answered 503 and reopened the attempt, and each resend cost another full decision).
     const places = [capacityHolder(a.id), capacityHolder(a.id)];
-    capacity.waitCapMs = 1_000;
-    const asked = capacity.waits;
     try {
-      const answer = await sendFrames(session, 100, 83);
-      expect(answer.status, answer.text).toBe(503);
-      expect(answer.json()).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE' });
-      expect(answer.headers.get('retry-after')).toBe('5');
-      expect(capacity.askedMs.slice(asked)).toEqual([FACE_MATCH_WAIT_MS]);
+      const started = matcher.started;
+      const answer = sendFrames(session, 100, 83);
+      await matcher.until(started + 1);
+      matcher.release();
+      const decided = await answer;
+      expect(decided.status, decided.text).toBe(200);
+      expect(decided.json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
     } finally {
-      capacity.waitCapMs = Infinity;
       for (const release of places) release();
     }
-    expect(await database.db.selectFrom('session_frames').select('position').where('attempt_id', '=', session.attemptId).execute()).toEqual([]);
-    expect((await http.get(`/verify/api/${session.token}`)).json()).toMatchObject({ step: 'liveness', attemptsLeft: { liveness: 2 } });
-    // The same attempt takes the same frames once a place is free.
-    const started = matcher.started;
-    const again = sendFrames(session, 100, 83);
-    await matcher.until(started + 1);
-    matcher.release();
-    expect((await again).json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
+    const attempts = await database.db.selectFrom('session_liveness_attempts').select(['status', 'decided_at']).where('id', '=', session.attemptId).execute();
+    expect(attempts).toEqual([{ status: 'passed', decided_at: expect.any(Date) }]);
   });
 });

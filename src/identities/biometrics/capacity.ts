@@ -8,9 +8,6 @@ export interface FaceMatchCaps {
 
 /** A match holds the face-model thread 0.1–0.4 s: a place is usually free again within a second. */
 const RETRY_AFTER_SECONDS = 1;
-/** How often a waiting match looks for a free place. */
-const POLL_MS = 50;
-
 /**
  * Counts the face matches in progress in this process, per organization and in all. A match
  * beyond either cap is refused at once (429 for the organization's own cap, 503 when the process
@@ -51,7 +48,18 @@ export class FaceMatchCapacity {
         retryAfterSeconds: RETRY_AFTER_SECONDS,
       });
     }
-    this.byOrg.set(orgId, mine + 1);
+    return this.hold(orgId);
+  }
+
+  /**
+   * A place for work that must not be refused (a verification session's match after its liveness
+   * decision, which cost seconds of CPU: refusing it would have the attempt decided again). Counted
+   * like the others, so the organization's API calls see it, but taken even past the caps: how many
+   * such matches run at once is already bounded by the liveness decision queue
+   * (src/sessions/decision-queue.ts), and each holds the place a fraction of a second.
+   */
+  hold(orgId: string): () => void {
+    this.byOrg.set(orgId, (this.byOrg.get(orgId) ?? 0) + 1);
     this.total += 1;
     let given = false;
     return () => {
@@ -62,24 +70,6 @@ export class FaceMatchCapacity {
       if (left === 0) this.byOrg.delete(orgId);
       else this.byOrg.set(orgId, left);
     };
-  }
-
-  /**
-   * A place for work that cannot simply be refused and sent again by an API client (a session's
-   * match after its liveness decision, which cost seconds of CPU): polls for a place every
-   * POLL_MS for up to `waitMs`, then refuses as `reserve` does. The organization's own API calls
-   * are still refused at once while its places are taken, so neither side gets more than its cap.
-   */
-  async waitForPlace(orgId: string, waitMs: number): Promise<() => void> {
-    const until = Date.now() + waitMs;
-    for (;;) {
-      try {
-        return this.reserve(orgId);
-      } catch (err) {
-        if (!(err instanceof LookupBusy) || Date.now() + POLL_MS > until) throw err;
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      }
-    }
   }
 
   /** Places in use: the organization's, and the process's. */

@@ -1,0 +1,167 @@
+import type { Mode } from '../platform/db/schema.js';
+import { ApiError } from '../platform/errors.js';
+
+/**
+ * Who decides next on the liveness engine's one model thread (docs/sessions.md, "Limits";
+ * docs/security.md, the second review). A decision costs about 1.5 s of that thread, and every
+ * decision running at once shares it, so first come, first served let whoever sends the most
+ * frames set everyone's wait: a free test account and one live account held every place and
+ * another organization's end user waited 77 s through 15 refusals.
+ *
+ * So decisions run `running` at a time and the rest wait in a queue per organization, served in
+ * turn (round robin): a live end user waits for the decisions running and at most one turn of
+ * each other live organization waiting, however much any of them sends. Test mode, which anyone
+ * can use for free, is served only when no live decision waits, except one turn in `testEvery`
+ * so that it is never starved. One organization may hold `perOrg` decisions (waiting and running)
+ * and test mode `testTotal` across all organizations; past that, and after `waitMs` in the queue,
+ * 503 with Retry-After, before anything is stored or a try spent: the page sends the frames again.
+ */
+
+export interface DecisionQueueLimits {
+  /** Decisions on the engine at once. */
+  running: number;
+  /** Decisions one organization may hold, waiting and running, in both modes. */
+  perOrg: number;
+  /** Test-mode decisions held, waiting and running, across all organizations. */
+  testTotal: number;
+  /** Of consecutive turns while live decisions wait, one in this many goes to test mode. */
+  testEvery: number;
+  /** The longest a decision waits for its turn. */
+  waitMs: number;
+}
+
+export const DECISION_LIMITS: DecisionQueueLimits = { running: 2, perOrg: 4, testTotal: 4, testEvery: 4, waitMs: 60_000 };
+
+const RETRY_AFTER_SECONDS = 5;
+const busy = (message: string) => new ApiError('SERVICE_UNAVAILABLE', message, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+
+interface Waiter {
+  orgId: string;
+  mode: Mode;
+  start: (release: () => void) => void;
+  fail: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** Queues by organization, in the order they take turns: a served organization goes to the back. */
+class Rotation {
+  private readonly queues = new Map<string, Waiter[]>();
+  /** Waiters, all organizations together. */
+  size = 0;
+
+  add(waiter: Waiter): void {
+    this.size += 1;
+    const queue = this.queues.get(waiter.orgId);
+    if (queue) queue.push(waiter);
+    else this.queues.set(waiter.orgId, [waiter]);
+  }
+
+  /** The first waiter of the organization whose turn it is. */
+  next(): Waiter | undefined {
+    const first = this.queues.entries().next();
+    if (first.done) return undefined;
+    const [orgId, queue] = first.value;
+    const waiter = queue.shift()!;
+    this.size -= 1;
+    this.queues.delete(orgId);
+    if (queue.length > 0) this.queues.set(orgId, queue);
+    return waiter;
+  }
+
+  remove(waiter: Waiter): void {
+    const queue = this.queues.get(waiter.orgId);
+    if (!queue) return;
+    const at = queue.indexOf(waiter);
+    if (at >= 0) {
+      queue.splice(at, 1);
+      this.size -= 1;
+    }
+    if (queue.length === 0) this.queues.delete(waiter.orgId);
+  }
+}
+
+export class DecisionQueue {
+  private runningNow = 0;
+  private testHeld = 0;
+  private liveTurnsSinceTest = 0;
+  private readonly heldByOrg = new Map<string, number>();
+  private readonly live = new Rotation();
+  private readonly test = new Rotation();
+
+  constructor(private readonly limits: DecisionQueueLimits = DECISION_LIMITS) {}
+
+  /**
+   * Refuses at once (503) when the organization, or test mode, holds all it may: asked before a
+   * frames form is read, and again by `take`.
+   */
+  admit(orgId: string, mode: Mode): void {
+    if ((this.heldByOrg.get(orgId) ?? 0) >= this.limits.perOrg) {
+      throw busy('Many selfies of this organization are being checked right now: send these frames again in a few seconds');
+    }
+    if (mode === 'test' && this.testHeld >= this.limits.testTotal) {
+      throw busy('Many test selfies are being checked right now: send these frames again in a few seconds');
+    }
+  }
+
+  /** Waits for this decision's turn; the function returned ends it (once). */
+  async take(orgId: string, mode: Mode): Promise<() => void> {
+    this.admit(orgId, mode);
+    this.hold(orgId, mode, 1);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        orgId,
+        mode,
+        start: resolve,
+        fail: reject,
+        timer: setTimeout(() => {
+          (mode === 'live' ? this.live : this.test).remove(waiter);
+          this.hold(orgId, mode, -1);
+          reject(busy('Many selfies are being checked right now: send these frames again in a few seconds'));
+        }, this.limits.waitMs),
+      };
+      waiter.timer.unref();
+      (mode === 'live' ? this.live : this.test).add(waiter);
+      this.pump();
+    });
+  }
+
+  /** Decisions running and waiting, for tests and the bench. */
+  get state(): { running: number; waitingLive: number; waitingTest: number } {
+    return { running: this.runningNow, waitingLive: this.live.size, waitingTest: this.test.size };
+  }
+
+  private hold(orgId: string, mode: Mode, change: 1 | -1): void {
+    const held = (this.heldByOrg.get(orgId) ?? 0) + change;
+    if (held === 0) this.heldByOrg.delete(orgId);
+    else this.heldByOrg.set(orgId, held);
+    if (mode === 'test') this.testHeld += change;
+  }
+
+  private pump(): void {
+    while (this.runningNow < this.limits.running) {
+      const waiter = this.nextWaiter();
+      if (!waiter) return;
+      clearTimeout(waiter.timer);
+      this.runningNow += 1;
+      let ended = false;
+      waiter.start(() => {
+        if (ended) return;
+        ended = true;
+        this.runningNow -= 1;
+        this.hold(waiter.orgId, waiter.mode, -1);
+        this.pump();
+      });
+    }
+  }
+
+  private nextWaiter(): Waiter | undefined {
+    const testsTurn = this.test.size > 0 && (this.live.size === 0 || this.liveTurnsSinceTest >= this.limits.testEvery - 1);
+    if (testsTurn) {
+      this.liveTurnsSinceTest = 0;
+      return this.test.next();
+    }
+    const waiter = this.live.next();
+    if (waiter) this.liveTurnsSinceTest += 1;
+    return waiter;
+  }
+}
