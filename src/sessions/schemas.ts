@@ -36,14 +36,14 @@ export const SessionRecord = Type.Object({
   idType: Nullable(Str('The ID type the lookup found')),
   identity: Nullable(
     Type.Record(Type.String(), Type.Unknown(), {
-      description: "The record found, as the type's identity lookup returns it for the account's payload type; null until the session has been charged (completed, or cancelled or expired after its ID was found), and for good when its wallet could not pay then",
+      description: "The record found, as the type's identity lookup returns it for the account's payload type; shown once the session has paid its price (with its first ID lookup); null for good for a session that ended unpaid",
     }),
   ),
   checks: Type.Object({
     idLookup: Nullable(
       Type.Object(
         { passed: Type.Boolean(), idType: Nullable(Str()), attempts: Type.Integer(), fieldMatches: Nullable(FieldMatches), reasons: Reasons },
-        { description: 'fieldMatches and a failed try\'s reasons come from the record found: null and empty until the session has been charged, and for good when it ended unpaid, like identity' },
+        { description: 'fieldMatches and a failed try\'s reasons come from the record found: null and empty until the session has paid (with its first ID lookup), and for good when it ended unpaid, like identity' },
       ),
     ),
     liveness: Nullable(

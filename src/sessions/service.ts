@@ -56,8 +56,8 @@ export interface Caller extends Scope {
 /**
  * Creates a session and its two tokens (only their hashes are stored; the answer is the one time
  * they exist in clear). A live wallet that cannot cover the session price now is refused with 402
- * and a usage row (nothing is charged at creation; the price is charged when the session ends
- * completed, or cancelled or expired after its ID was found: applySessionTransition).
+ * and a usage row (nothing is charged at creation; the price is charged with the session's first
+ * ID lookup, src/sessions/payment.ts).
  */
 export async function createSession(
   db: Kysely<DB>,
@@ -136,7 +136,7 @@ function alreadyEnded(row: SessionRow): ApiError {
 
 /**
  * The customer's DELETE (and the portal's Cancel session): an open session ends cancelled (no
- * webhook; charged when its ID was already found); 409 once it has ended. `inTransaction` runs in
+ * webhook; nothing more is charged: a session that looked an ID up paid then); 409 once it has ended. `inTransaction` runs in
  * the cancellation's own transaction (the portal's audit row), with the row as it was before.
  */
 export async function cancelSession(
@@ -156,7 +156,7 @@ export async function cancelSession(
 
 /**
  * Ends, as expired, up to `batch` open sessions past their expiry; returns how many. Rows another
- * worker holds are skipped. session.expired is sent; a session whose ID was found is charged.
+ * worker holds are skipped. session.expired is sent; one whose ID was found before sessions paid at their lookup is charged.
  */
 export async function expireDueSessions(db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
   const due = await db

@@ -99,7 +99,7 @@ export const SessionDetail = Type.Object({
   anonymised: Type.Boolean({ description: 'Personal data removed by retention or an erasure' }),
   requestedChecks: Type.Object({ liveness: Type.Boolean(), faceMatch: Type.Boolean() }),
   idTypes: Type.Array(Type.String()),
-  price: Type.Integer({ description: 'Kobo charged at completion (0 in test mode and until completed)' }),
+  price: Type.Integer({ description: 'Kobo charged, with the first ID lookup (0 in test mode, before any lookup, and when no registry answered it)' }),
   identity: Nullable(
     Type.Object(
       {

@@ -170,11 +170,9 @@ function SessionDetail({ id }: { id: string }) {
                   The registry’s details are not shown: the wallet could not pay this session’s price when it ended. Fund the wallet for the sessions to come.
                 </Text>
               )}
-              {d.cancellable && (
+              {d.cancellable && !d.unpaid && d.identity.facts.length === 0 && (
                 <Text size="sm" c="dimmed" mt="xs">
-                  {mode === 'live'
-                    ? 'The registry’s details are shown once the session ends: its price is then due.'
-                    : 'The registry’s details are shown once the session ends (a test session is never charged).'}
+                  The registry’s details are shown once the session has paid its price, which it does before its next step.
                 </Text>
               )}
             </>
@@ -220,8 +218,8 @@ function SessionDetail({ id }: { id: string }) {
       <Deliveries session={d} />
       <ConfirmCancel opened={confirming} title="Cancel this session?" onClose={() => setConfirming(false)} onConfirm={() => cancel.mutate()} pending={cancel.isPending} error={cancel.error}>
         The person’s link stops working at once and they cannot finish.{' '}
-        {d.idCheck?.passed
-          ? 'Their ID was already found, so a live session is charged its price, as a completed one is. No webhook is sent'
+        {d.idCheck && mode === 'live'
+          ? 'It has looked an ID up, so it has paid its price (a session pays with its first lookup); cancelling gives nothing back. No webhook is sent'
           : 'Nothing is charged and no webhook is sent'}
         ; your backend learns it by fetching the session. This cannot be undone.
       </ConfirmCancel>
