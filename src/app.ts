@@ -40,6 +40,7 @@ import { isRespondentPath, respondentPages, sendBadRequestPage } from './respond
 import { respondentsFor } from './respondents/service.js';
 import { endUserRoutes } from './sessions/end-user-routes.js';
 import { SessionFlow } from './sessions/flow.js';
+import { FrameUploadPlaces } from './sessions/frame-upload-places.js';
 import { linkPages } from './sessions/links/public-routes.js';
 import { livenessEngineFor, type EngineSource } from './sessions/liveness.js';
 import { sessionRoutes } from './sessions/routes.js';
@@ -62,6 +63,8 @@ export interface AppOptions {
   livenessEngine?: EngineSource;
   /** The face-match places (tests hold some to see a session's match wait); made from the config when absent. */
   faceMatchCapacity?: FaceMatchCapacity;
+  /** The places of liveness frames uploads in flight (tests watch them fill); made from the config when absent. */
+  frameUploads?: FrameUploadPlaces;
 }
 
 /**
@@ -237,7 +240,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicUrl: config.publicUrl,
     allowPrivateUrls: config.allowPrivateUrls,
   });
-  await app.register(endUserRoutes, { flow: sessionFlow, perAddress: config.rateLimits.perAddress });
+  await app.register(endUserRoutes, {
+    flow: sessionFlow,
+    perAddress: config.rateLimits.perAddress,
+    frameUploads: options.frameUploads ?? new FrameUploadPlaces(config.frameUploads),
+  });
 
   // The end user's side of verification sessions: the hosted flow's page and the web SDK.
   await app.register(hostedFlowRoutes, { db: database.db, store: fileStore, imageOrigins: config.s3 ? [new URL(config.s3.endpoint).origin] : [] });

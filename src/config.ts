@@ -61,6 +61,12 @@ export interface Config {
    * 503). A match holds the one face-model thread 0.1–0.4 s: a longer queue only delays every answer.
    */
   faceMatchCaps: { perOrg: number; perProcess: number };
+  /**
+   * Liveness frames uploads in flight at once: per client address (VOUCH_FRAME_UPLOADS_PER_ADDRESS,
+   * default 8; past it 429) and in this process (VOUCH_FRAME_UPLOADS_PER_PROCESS, default 32; past
+   * it 503). Each may hold a 7.6 MB form in memory: 32 bound that to about 243 MB.
+   */
+  frameUploads: { perAddress: number; perProcess: number };
 }
 
 /**
@@ -165,6 +171,10 @@ export function loadConfig(env: Env = process.env): Config {
     perOrg: readInt(env, 'VOUCH_FACE_MATCH_PER_ORG', 2, 1, 10_000),
     perProcess: readInt(env, 'VOUCH_FACE_MATCH_PER_PROCESS', 2 * os.availableParallelism(), 1, 10_000),
   };
+  const frameUploads = {
+    perAddress: readInt(env, 'VOUCH_FRAME_UPLOADS_PER_ADDRESS', 8, 1, 10_000),
+    perProcess: readInt(env, 'VOUCH_FRAME_UPLOADS_PER_PROCESS', 32, 1, 10_000),
+  };
   const rateLimits = { perSecret: readInt(env, 'VOUCH_RATE_LIMIT', 6_000, 1, 100_000_000), perAddress: readInt(env, 'VOUCH_RATE_LIMIT_PER_ADDRESS', 600, 1, 100_000_000) };
   return {
     port,
@@ -191,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     rateLimits,
     faceMatchCaps,
+    frameUploads,
   };
 }
 

@@ -7,6 +7,7 @@ import { ApiError } from '../platform/errors.js';
 import { refuseControlCharacters, unreadableForm } from '../platform/input.js';
 import type { FrameUpload } from './attempts.js';
 import { IdNotVerified, SessionFlow, TooManyAttempts } from './flow.js';
+import { FRAME_UPLOAD_TIMEOUT_MS, type FrameUploadPlaces } from './frame-upload-places.js';
 import { CAPTURE, MAX_FRAME_BYTES, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS } from './liveness.js';
 import * as S from './schemas.js';
 
@@ -18,7 +19,7 @@ export const FRAMES_LIMIT = CAPTURE.maxFrames * MAX_FRAME_BYTES + 64 * 1024;
 export const HANDOFF_REDIRECTS_PER_MINUTE = 30;
 
 /** Error answers of the end-user API: style A, plus the ID step's 422 (with the tries left) and the attempts' 429. */
-function errors(...codes: (400 | 402 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) {
+function errors(...codes: (400 | 402 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 503)[]) {
   const out: Record<number, typeof ErrorA | typeof S.IdNotVerifiedError> = { 500: ErrorA };
   for (const code of codes) out[code] = code === 422 ? S.IdNotVerifiedError : ErrorA;
   return out;
@@ -33,6 +34,8 @@ export interface EndUserRoutesOptions {
   flow: SessionFlow;
   /** Requests per minute per client address (VOUCH_RATE_LIMIT_PER_ADDRESS). */
   perAddress: number;
+  /** The frames uploads in flight (VOUCH_FRAME_UPLOADS_PER_ADDRESS, VOUCH_FRAME_UPLOADS_PER_PROCESS). */
+  frameUploads: FrameUploadPlaces;
 }
 
 /**
@@ -41,15 +44,23 @@ export interface EndUserRoutesOptions {
  * token is the capability. Limited per client address; every answer is `no-store` and sends no
  * referrer; tokens never reach the log (src/platform/logging.ts redacts them).
  */
-export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress }: EndUserRoutesOptions): Promise<void> {
+export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress, frameUploads }: EndUserRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const uploads = new WeakMap<FastifyRequest, FrameUpload>();
+  /** Each admitted upload's deadline, cleared once its form has arrived. */
+  const deadlines = new WeakMap<FastifyRequest, NodeJS.Timeout>();
   const byAddress = parent.rateLimit({ max: perAddress, keyGenerator: (request: FastifyRequest) => `verify:${addressKey(request.ip)}` });
   const handoffByAddress = parent.rateLimit({ max: HANDOFF_REDIRECTS_PER_MINUTE, keyGenerator: (request: FastifyRequest) => `handoff:${addressKey(request.ip)}` });
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     await (request.routeOptions.url === '/v/:code' ? handoffByAddress : byAddress).call(parent, request, reply);
+  });
+  // An answer sent before its request's body has arrived (a refusal, or an error part-way through
+  // a form) closes the connection: Node would otherwise read the rest of the body, and keep the
+  // socket, for as long as the client takes to send it.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
   });
 
   await app.register(multipart, {
@@ -66,9 +77,33 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
       throw new ApiError('PAYLOAD_TOO_LARGE', `At most ${CAPTURE.maxFrames} frames of ${MAX_FRAME_BYTES / 1024} KB each`);
     }
   });
-  app.addHook('preValidation', async (request) => {
-    if (!request.routeOptions.url?.endsWith('/frames')) return;
-    if (!request.isMultipart()) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the frames as multipart/form-data: the field "timestamps", then the files "frame"');
+
+  /**
+   * Admits a frames upload before a byte of its form is read: the token, its session and the
+   * attempt are checked as the decision will check them (flow.admitFrames: 404, 409), then the
+   * upload takes its places (FrameUploadPlaces: 409, 429, 503), held until its answer is sent or
+   * its connection closes, and must arrive within FRAME_UPLOAD_TIMEOUT_MS (408; docs/sessions.md, "Limits").
+   */
+  const admitUpload = async (request: FastifyRequest<{ Params: { token: string; attemptId: string } }>, reply: FastifyReply) => {
+    if (!isMultipartForm(request.headers['content-type'])) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the frames as multipart/form-data: the field "timestamps", then the files "frame"');
+    const { token, attemptId } = request.params;
+    await flow.admitFrames(token, attemptId);
+    const release = frameUploads.take(addressKey(request.ip), attemptId);
+    const deadline = setTimeout(() => {
+      if (!reply.sent) reply.send(new ApiError('REQUEST_TIMEOUT', `The frames did not arrive within ${Math.ceil(frameUploads.timeoutMs / 1000)} s; start a new attempt`));
+    }, frameUploads.timeoutMs).unref();
+    deadlines.set(request, deadline);
+    const done = () => {
+      clearTimeout(deadline);
+      release();
+    };
+    reply.raw.once('finish', done).once('close', done);
+    // The client may have gone while its attempt was being checked: 'close' has then been and gone.
+    if (reply.raw.destroyed || request.raw.socket.destroyed) done();
+  };
+
+  /** Reads an admitted frames form (the timestamps, then the frames) for the handler. */
+  const readFrames = async (request: FastifyRequest) => {
     const frames: Buffer[] = [];
     let timestamps: unknown;
     try {
@@ -99,9 +134,10 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
     if (!Array.isArray(timestamps) || !timestamps.every((value) => typeof value === 'number')) {
       throw new ApiError('VALIDATION_ERROR', 'timestamps is required: a JSON array of numbers, one per frame');
     }
+    clearTimeout(deadlines.get(request));
     uploads.set(request, { timestamps: timestamps as number[], frames });
     request.body = {};
-  });
+  };
 
   /** Sends `work`'s answer with `status`; the two answers that are not plain ApiErrors: the ID step's tries left (422), no tries left (429). */
   const answer = async (reply: FastifyReply, status: number, work: () => Promise<unknown>): Promise<FastifyReply> => {
@@ -182,14 +218,16 @@ export async function endUserRoutes(parent: FastifyInstance, { flow, perAddress 
     `${BASE}/liveness/attempts/:attemptId/frames`,
     {
       bodyLimit: FRAMES_LIMIT,
+      preParsing: admitUpload,
+      preValidation: readFrames,
       schema: {
         tags: TAGS,
         operationId: 'endUserSubmitFrames',
         summary: 'The frames of a liveness attempt; the answer is the view after the decision',
-        description: `multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to ${CAPTURE.maxFrames} files "frame" (JPEG, ${MAX_FRAME_BYTES / 1024} KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons.`,
+        description: `multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to ${CAPTURE.maxFrames} files "frame" (JPEG, ${MAX_FRAME_BYTES / 1024} KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons. Answered before the form is read, and the connection closed, when the frames could not be taken: 404 or 409 for the token, session or attempt, 409 while another upload of the attempt is in flight, 429 or 503 (with Retry-After) past the uploads in flight of the client's address or of the server. A form must arrive within ${FRAME_UPLOAD_TIMEOUT_MS / 60_000} minutes of its admission (408).`,
         consumes: ['multipart/form-data'],
         params: S.AttemptParams,
-        response: { 200: S.EndUserView, ...errors(400, 404, 409, 413, 415, 429, 503) },
+        response: { 200: S.EndUserView, ...errors(400, 404, 408, 409, 413, 415, 429, 503) },
       },
     },
     async (request) => flow.submitFrames(request.params.token, request.params.attemptId, uploads.get(request)!),

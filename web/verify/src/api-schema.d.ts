@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * The frames of a liveness attempt; the answer is the view after the decision
-         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 25 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons.
+         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 25 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons. Answered before the form is read, and the connection closed, when the frames could not be taken: 404 or 409 for the token, session or attempt, 409 while another upload of the attempt is in flight, 429 or 503 (with Retry-After) past the uploads in flight of the client's address or of the server. A form must arrive within 3 minutes of its admission (408).
          */
         post: operations["endUserSubmitFrames"];
         delete?: never;
@@ -791,6 +791,20 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
