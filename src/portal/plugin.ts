@@ -13,6 +13,7 @@ import type { GuarantorService } from '../guarantors/service.js';
 import type { IdentityLookups } from '../identities/lookups.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { requestOrigin } from '../platform/request-origin.js';
 import { routedPath } from '../platform/routed-path.js';
 import type { Respondents } from '../respondents/service.js';
 import { consoleAgentRoutes } from '../console/agent-routes.js';
@@ -80,8 +81,8 @@ export function checkOrigin(config: Config) {
     const path = routedPath(request);
     if (!path.startsWith('/api/')) return;
     const origin = request.headers.origin;
-    const sameHost = origin !== undefined && request.headers.host !== undefined && sameHostOrigin(origin, request.headers.host);
-    if (!origin || (origin !== publicOrigin && !sameHost)) {
+    // Compared whole (scheme, host and port), with PUBLIC_URL's origin or the one this server is reached at.
+    if (!origin || (origin !== publicOrigin && origin !== requestOrigin(request))) {
       throw new ApiError('FORBIDDEN', 'This request must come from the Vouch web app (its Origin header is missing or foreign)');
     }
     const type = request.headers['content-type'] ?? '';
@@ -91,14 +92,6 @@ export function checkOrigin(config: Config) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type: application/json');
     }
   };
-}
-
-function sameHostOrigin(origin: string, host: string): boolean {
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
 }
 
 /** The web app's JSON API under `/api`: session cookies, never API secrets; errors in style A. */

@@ -41,6 +41,13 @@ describe('portal sessions and CSRF', () => {
     expect(foreign.json().code).toBe('FORBIDDEN');
     const missing = await ctx.app.inject({ method: 'POST', url: '/api/me', headers: { cookie: user.cookie, 'content-type': 'application/json' }, payload: '{}' });
     expect(missing.statusCode).toBe(403);
+    // The Origin is compared whole: the same host with the other scheme, or another port, is another site.
+    for (const origin of ['https://portal.example:8443', 'https://127.0.0.1:8080', 'http://127.0.0.1:8081']) {
+      const near = await ctx.app.inject({ method: 'POST', url: '/api/me', headers: { cookie: user.cookie, origin, host: 'portal.example:8443', 'content-type': 'application/json' }, payload: '{}' });
+      expect(near.statusCode, origin).toBe(403);
+    }
+    const reachedAt = await ctx.app.inject({ method: 'POST', url: '/api/me', headers: { cookie: user.cookie, origin: 'http://portal.example:8443', host: 'portal.example:8443', 'content-type': 'application/json' }, payload: '{}' });
+    expect(reachedAt.statusCode).not.toBe(403);
     const form = await ctx.app.inject({
       method: 'POST',
       url: '/api/me',
