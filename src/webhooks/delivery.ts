@@ -34,6 +34,12 @@ export interface AttemptResult {
   /** The start of the receiver's answer (RESPONSE_EXCERPT_CHARS at most); null without one. */
   responseExcerpt: string | null;
   delivered: boolean;
+  /**
+   * Cut off by its worker's stop (the grace was over): logged, but not counted as an attempt, and
+   * due again at once, for another worker or the next start. Whether the receiver had it is not
+   * known, so it is sent again (at least once).
+   */
+  handedBack?: boolean;
 }
 
 export const DELIVERY_TIMEOUT_MS = 10_000;

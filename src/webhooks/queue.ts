@@ -239,14 +239,16 @@ export async function releaseLeases(db: Kysely<DB>): Promise<void> {
  * Writes a batch of attempt outcomes in one statement: the attempt log rows, and each delivery's
  * new state (delivered, failed for good, or pending until its next attempt). A result whose claim
  * is no longer current (its lease ran out and another worker took the row, or an operator asked
- * for a redelivery meanwhile) is logged but leaves the delivery alone.
+ * for a redelivery meanwhile) is logged but leaves the delivery alone. A handed-back attempt (cut
+ * off by its worker's stop) is logged, uncounted, and its delivery due now; the workers are woken.
  */
 export async function recordResults(db: Kysely<DB>, results: readonly AttemptResult[], retrySchedule: readonly number[]): Promise<void> {
   if (results.length === 0) return;
   const rows = results.map((result) => {
     const { delivery } = result;
-    const final = result.delivered || delivery.attempt > retrySchedule.length;
-    const delayMs = final ? 0 : Math.round(jitter(retrySchedule[delivery.attempt - 1]!));
+    const handedBack = result.handedBack === true;
+    const final = !handedBack && (result.delivered || delivery.attempt > retrySchedule.length);
+    const delayMs = final || handedBack ? 0 : Math.round(jitter(retrySchedule[delivery.attempt - 1]!));
     return {
       id: delivery.id,
       attempt: delivery.attempt,
@@ -258,13 +260,14 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
       finished_at: new Date(result.attemptedAt.getTime() + result.latencyMs).toISOString(),
       latency_ms: result.latencyMs,
       delay_ms: delayMs,
+      handed_back: handedBack,
     };
   });
   await sql`
     with r as (
       select * from json_to_recordset(${JSON.stringify(rows)}::json)
         as r(id bigint, attempt integer, status text, status_code integer, error text, response_excerpt text,
-             attempted_at timestamptz, finished_at timestamptz, latency_ms integer, delay_ms integer)
+             attempted_at timestamptz, finished_at timestamptz, latency_ms integer, delay_ms integer, handed_back boolean)
     ),
     logged as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
@@ -273,6 +276,7 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
     )
     update webhook_deliveries d
        set status = r.status,
+           attempts = case when r.handed_back then d.attempts - 1 else d.attempts end,
            locked_until = null,
            last_status_code = r.status_code,
            last_error = r.error,
@@ -280,6 +284,7 @@ export async function recordResults(db: Kysely<DB>, results: readonly AttemptRes
            delivered_at = case when r.status = 'delivered' then r.finished_at else d.delivered_at end
       from r
      where d.id = r.id and d.attempts = r.attempt and d.status = 'pending'`.execute(db);
+  if (rows.some((row) => row.handed_back)) await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
 }
 
 function jitter(ms: number): number {

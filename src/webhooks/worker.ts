@@ -36,7 +36,7 @@ export interface DeliverySettings {
   timeoutMs: number;
   retrySchedule: readonly number[];
   allowPrivateUrls: boolean;
-  /** On stop, how long deliveries in flight may finish before they are cut off (and retried later). */
+  /** On stop, how long deliveries in flight may finish before they are cut off and handed back. */
   stopGraceMs: number;
 }
 
@@ -84,6 +84,8 @@ export class DeliveryWorker {
   private freed = 0;
   private readonly active = new Set<Promise<void>>();
   private stopping = false;
+  /** Stop's grace is over: attempts that end now were cut off, and are handed back. */
+  private cuttingOff = false;
   private woken = true;
   private backlog: Backlog = 'none';
   private wakeUp: (() => void) | undefined;
@@ -144,7 +146,9 @@ export class DeliveryWorker {
       await Promise.race([Promise.all(this.active), grace]);
       clearTimeout(timer);
     }
-    // Whatever is still in flight fails now (sockets destroyed) and is retried on the schedule.
+    // Whatever is still in flight is cut off now (sockets destroyed) and handed back: due again at
+    // once, its attempt not counted, rather than waiting out a retry delay for the stop's sake.
+    this.cuttingOff = true;
     this.sender.close();
     await Promise.all(this.active);
     while (this.flushing) await this.flushing;
@@ -241,6 +245,12 @@ export class DeliveryWorker {
     const task = this.sender
       .send(delivery)
       .then((result) => {
+        if (this.cuttingOff && !result.delivered) {
+          this.results.push({ ...result, error: `cut off by the worker's stop (${result.error}); handed back, not counted`, handedBack: true });
+          recorded = true;
+          this.flush();
+          return;
+        }
         if (!result.delivered && delivery.attempt > this.settings.retrySchedule.length) {
           this.logger.warn({ deliveryId: delivery.id, messageId: delivery.messageId, error: result.error }, 'webhook delivery failed for good');
         }
