@@ -12,6 +12,7 @@ import { ID_TYPE_RULES, readIdType } from './input.js';
 import { attemptNotFound, decideAttempt, decisions, type FrameUpload } from './attempts.js';
 import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
+import { admitLinkIdStep } from './links/id-step-limits.js';
 import { hostedUrl } from './service.js';
 import { isOpen, type SessionReason } from './states.js';
 import { assertMayProceed, paySession, refundSession } from './payment.js';
@@ -210,6 +211,8 @@ export class SessionFlow {
       if (locked.checks.idLookup?.passed) throw alreadyVerified();
       if (lookupInFlight(locked, startedAt)) throw lookupPending();
       if (locked.id_attempts >= MAX_ID_ATTEMPTS) throw new TooManyAttempts('No ID tries are left for this verification');
+      // A public link's session: its limits per address and per link, and its spend cap (429, 402 before anything is charged).
+      if (locked.link_id !== null) await admitLinkIdStep(trx, locked, { address: ip, charging: locked.usage_id === null, now: startedAt });
       // Paid before it looks: the session's price is charged with its first lookup, in this
       // transaction, under the wallet's row lock. Two open sessions can never spend one price, and
       // a wallet that cannot pay gets 402 before anything is asked of a registry or a try is spent.

@@ -2,16 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { redactUrl } from '../../src/platform/logging.js';
+import { SESSION_BILLABLES } from '../../src/sessions/billing.js';
+import { forgetLinkIdSteps, LINK_ID_TRIES_PER_ADDRESS, LINK_ID_TRIES_PER_LINK } from '../../src/sessions/links/id-step-limits.js';
 import { LINK_STARTS_PER_ADDRESS } from '../../src/sessions/links/public-routes.js';
+import { hashToken } from '../../src/sessions/tokens.js';
 import { bearer, buildTestContext, testConfig, type TestContext } from '../helpers/app.js';
 import { addMember, ORIGIN, portal, portalOrg, portalUser, type PortalOrg } from '../helpers/portal.js';
+import { balanceOf, HeldRegistry } from './fixtures.js';
 
 /** Verification links: the portal API and the public page (docs/sessions.md, "Verification links"). */
 
 const inAMonth = () => new Date(Date.now() + 30 * 86_400_000).toISOString();
 const LINK_KEYS = [
-  'id', 'name', 'mode', 'url', 'idTypes', 'checks', 'redirectUrl', 'referencePrefix', 'metadata', 'sessionLimit', 'sessionsStarted', 'expiresAt', 'disabledAt', 'createdAt', 'status', 'qrCode',
+  'id', 'name', 'mode', 'url', 'idTypes', 'checks', 'redirectUrl', 'referencePrefix', 'metadata', 'sessionLimit', 'sessionsStarted', 'spendLimit', 'spent', 'expiresAt', 'disabledAt', 'createdAt', 'status', 'qrCode',
 ].sort();
+const PRICE = SESSION_BILLABLES.session.defaultPrice;
+/** A BVN the live registry holds (a link's session has no applicant: any record found passes). */
+const TANKO = { bvn: '22045722657', firstname: 'Musa', lastname: 'Tanko', gender: 'Male', phone: '08033344455', birthdate: '17-08-1979' };
 
 let address = 0;
 /** A client address of its own, so the per-address limits of one test do not reach another's. */
@@ -19,8 +26,9 @@ const freshAddress = () => `10.${Math.floor(++address / 250) % 250}.${address % 
 
 describe('verification links', () => {
   let t: TestContext;
+  const registry = new HeldRegistry().add('bvn', TANKO.bvn, TANKO);
   beforeAll(async () => {
-    t = await buildTestContext();
+    t = await buildTestContext({ liveRegistry: registry });
   });
   afterAll(() => t.close());
 
@@ -532,6 +540,215 @@ describe('verification links', () => {
       expect(await sessionsOf(owner.org.id)).toHaveLength(5);
       const row = await db().selectFrom('verification_links').select(['sessions_started', 'session_limit']).where('public_id', '=', link.id).executeTakeFirstOrThrow();
       expect(row).toEqual({ sessions_started: 5, session_limit: 5 });
+    });
+  });
+
+  describe("the ID steps of a link's sessions", () => {
+    let numbers = 0;
+    /** A BVN no registry holds: its ID step answers 422, the same for every such number. */
+    const unknownBvn = () => `2299${String(++numbers).padStart(7, '0')}`;
+    const ID_ONLY = { idTypes: ['BVN'], checks: { liveness: false, faceMatch: false } };
+
+    /** A visitor starts a session from the link and accepts the consent; answers the session's token. */
+    async function linkSession(url: string, ip = freshAddress()) {
+      const started = await start(url, ip);
+      expect(started.statusCode, started.body).toBe(303);
+      const token = started.headers.location!.split('/verify/')[1]!;
+      const consent = await t.app.inject({ method: 'POST', url: `/verify/api/${token}/consent`, remoteAddress: ip, payload: { accepted: true } });
+      expect(consent.statusCode, consent.body).toBe(200);
+      return token;
+    }
+    const submitId = (token: string, idNumber: string, ip: string) =>
+      t.app.inject({ method: 'POST', url: `/verify/api/${token}/id`, remoteAddress: ip, payload: { idType: 'BVN', idNumber } });
+    const sessionOf = (token: string) =>
+      db()
+        .selectFrom('verification_sessions as s')
+        .innerJoin('session_tokens as k', 'k.session_id', 's.id')
+        .select(['s.public_id', 's.id_attempts', 's.usage_id', 's.price', 's.status'])
+        .where('k.token_hash', '=', hashToken(token))
+        .executeTakeFirstOrThrow();
+    const charges = async (orgId: string) =>
+      (await db().selectFrom('ledger_entries').select(['kind', 'amount']).where('org_id', '=', orgId).where('kind', 'in', ['charge', 'refund']).orderBy('id').execute()).map((row) => [row.kind, Number(row.amount)]);
+    const stepsOf = async (linkId: string) =>
+      db()
+        .selectFrom('link_id_steps as s')
+        .innerJoin('verification_links as l', 'l.id', 's.link_id')
+        .select(['s.address_key', 's.tried_at'])
+        .where('l.public_id', '=', linkId)
+        .execute();
+    const linkView = async (owner: PortalOrg, linkId: string, mode: 'test' | 'live') =>
+      ((await portal(t.app, owner.owner, { method: 'GET', url: `/api/orgs/${owner.org.id}/links?mode=${mode}` })).json().data as Record<string, unknown>[]).find((link) => link.id === linkId)!;
+
+    it(`one client address gets ${LINK_ID_TRIES_PER_ADDRESS} ID tries an hour through one link, whichever sessions they are in (an IPv6 client by its /64); the next is 429 with Retry-After, nothing looked up or charged`, async () => {
+      const owner = await portalOrg(db(), { fund: 1_000_000 });
+      const link = await makeLink(owner, { ...ID_ONLY, sessionLimit: 20 }, 'live');
+      const other = await makeLink(owner, { ...ID_ONLY, sessionLimit: 20 }, 'live');
+      const home = '2001:db8:7:1::10';
+      const sameHome = '2001:db8:7:1:aaaa:bbbb:cccc:dddd';
+      // Two sessions' tries, every one spent: two sessions paid.
+      for (let session = 0; session < LINK_ID_TRIES_PER_ADDRESS / 3; session++) {
+        const token = await linkSession(link.url, home);
+        for (let i = 0; i < 3; i++) expect((await submitId(token, unknownBvn(), session % 2 ? sameHome : home)).statusCode).not.toBe(429);
+      }
+      const balance = await balanceOf(db(), owner.org.id);
+      expect(balance).toBe(1_000_000 - 2 * PRICE);
+      const asked = registry.asked.length;
+
+      // A new session from another address of the same /64: refused before its lookup and its charge.
+      const token = await linkSession(link.url, home);
+      const refused = await submitId(token, TANKO.bvn, sameHome);
+      expect(refused.statusCode, refused.body).toBe(429);
+      expect(refused.json()).toMatchObject({ status: 'error', code: 'RATE_LIMITED', message: expect.stringContaining('Too many ID checks from your network') });
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(3500);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+      expect(registry.asked).toHaveLength(asked);
+      expect(await balanceOf(db(), owner.org.id)).toBe(balance);
+      expect(await sessionOf(token)).toMatchObject({ id_attempts: 0, usage_id: null, status: 'in_progress' });
+      expect((await t.app.inject({ method: 'GET', url: `/verify/api/${token}`, remoteAddress: home })).json()).toMatchObject({ step: 'id', attemptsLeft: { id: 3 } });
+
+      // Another address, and the same address through another link, are not held back.
+      const elsewhere = await submitId(token, TANKO.bvn, freshAddress());
+      expect(elsewhere.statusCode, elsewhere.body).toBe(200);
+      expect(elsewhere.json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
+      const viaOther = await submitId(await linkSession(other.url, home), TANKO.bvn, home);
+      expect(viaOther.statusCode, viaOther.body).toBe(200);
+      expect(registry.asked.slice(asked)).toEqual([TANKO.bvn, TANKO.bvn]);
+
+      // The tries are kept as a blind index of the link and the address, never the address.
+      const steps = await stepsOf(link.id);
+      expect(steps).toHaveLength(LINK_ID_TRIES_PER_ADDRESS + 1);
+      for (const step of steps) expect(step.address_key).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(steps)).not.toContain('2001:db8');
+      // An hour on, the address tries again; and the expiry task forgets tries past their window.
+      await db().updateTable('link_id_steps').set({ tried_at: new Date(Date.now() - 3_600_001) }).execute();
+      expect((await submitId(await linkSession(link.url, home), unknownBvn(), home)).statusCode).toBe(422);
+      expect(await forgetLinkIdSteps(db(), new Date())).toBeGreaterThanOrEqual(LINK_ID_TRIES_PER_ADDRESS + 2);
+      expect(await stepsOf(link.id)).toHaveLength(1);
+    });
+
+    it(`one link gets ${LINK_ID_TRIES_PER_LINK} ID tries a minute from all addresses together; then 429 with Retry-After to every address, in test mode too, and a cap never binds at a test price of 0`, async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { ...ID_ONLY, sessionLimit: 100, spendLimit: 1 });
+      const other = await makeLink(owner, { ...ID_ONLY, sessionLimit: 100 });
+      for (let session = 0; session < LINK_ID_TRIES_PER_LINK / 3; session++) {
+        const ip = freshAddress();
+        const token = await linkSession(link.url, ip);
+        for (let i = 0; i < 3; i++) expect((await submitId(token, unknownBvn(), ip)).statusCode).not.toBe(429);
+      }
+      const ip = freshAddress();
+      const token = await linkSession(link.url, ip);
+      const refused = await submitId(token, '22345678901', ip);
+      expect(refused.statusCode, refused.body).toBe(429);
+      expect(refused.json()).toMatchObject({ status: 'error', code: 'RATE_LIMITED', message: expect.stringContaining('This verification link is taking too many ID checks') });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+      expect(await sessionOf(token)).toMatchObject({ id_attempts: 0 });
+      // Another link is not held back.
+      const elsewhere = freshAddress();
+      expect((await submitId(await linkSession(other.url, elsewhere), '22345678901', elsewhere)).statusCode).toBe(200);
+      // A minute on, the link takes ID steps again: the sandbox identity passes.
+      await db().updateTable('link_id_steps').set({ tried_at: new Date(Date.now() - 61_000) }).execute();
+      const passed = await submitId(token, '22345678901', ip);
+      expect(passed.statusCode, passed.body).toBe(200);
+      expect(passed.json()).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
+      expect(await linkView(owner, link.id, 'test')).toMatchObject({ spendLimit: 1, spent: 0, status: 'active' });
+    });
+
+    it("a live link's spend cap: the ID step whose charge would pass it is 402 with an empty wallet's message, before any lookup; the portal shows spent and the cap, and the link is spent until the cap is raised", async () => {
+      const owner = await portalOrg(db(), { fund: 1_000_000 });
+      const link = await makeLink(owner, { ...ID_ONLY, sessionLimit: 10, spendLimit: 2 * PRICE }, 'live');
+      expect(link).toMatchObject({ spendLimit: 2 * PRICE, spent: 0, status: 'active' });
+      // Three visitors start while the cap still pays for one more each time.
+      const first = await linkSession(link.url);
+      const second = await linkSession(link.url);
+      const third = await linkSession(link.url);
+      expect((await submitId(first, TANKO.bvn, freshAddress())).json()).toMatchObject({ result: { outcome: 'verified' } });
+      const ip = freshAddress();
+      expect((await submitId(second, unknownBvn(), ip)).statusCode).toBe(422);
+      const asked = registry.asked.length;
+
+      const refused = await submitId(third, TANKO.bvn, freshAddress());
+      expect(refused.statusCode, refused.body).toBe(402);
+      expect(refused.json()).toEqual({
+        status: 'error',
+        code: 'PAYMENT_REQUIRED',
+        message: 'The organization that asked for this verification cannot take it further just now. Please try again later, or contact them.',
+      });
+      expect(registry.asked).toHaveLength(asked);
+      expect(await sessionOf(third)).toMatchObject({ id_attempts: 0, usage_id: null, price: 0 });
+      expect(await charges(owner.org.id)).toEqual([['charge', -PRICE], ['charge', -PRICE]]);
+      expect(await balanceOf(db(), owner.org.id)).toBe(1_000_000 - 2 * PRICE);
+      // A session that already paid keeps its tries: the cap is on charges.
+      expect((await submitId(second, unknownBvn(), ip)).statusCode).toBe(422);
+      expect(registry.asked).toHaveLength(asked + 1);
+
+      // The portal shows it, and the link starts no session it could not pay for.
+      expect(await linkView(owner, link.id, 'live')).toMatchObject({ spendLimit: 2 * PRICE, spent: 2 * PRICE, status: 'spent', sessionsStarted: 3 });
+      const started = await start(link.url);
+      expect(started.statusCode).toBe(410);
+      expect(started.body).toContain('This verification link has been used up');
+      expect(await sessionsOf(owner.org.id)).toHaveLength(3);
+
+      // The cap cannot go below what was paid; raised, the waiting session pays and passes.
+      const edit = (payload: Record<string, unknown>) => portal(t.app, owner.owner, { method: 'PATCH', url: `/api/orgs/${owner.org.id}/links/${link.id}?mode=live`, payload });
+      const below = await edit({ spendLimit: PRICE });
+      expect(below.statusCode).toBe(400);
+      expect(below.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: `spendLimit cannot be below the ${(2 * PRICE).toLocaleString('en')} kobo the link's sessions have already paid` });
+      expect((await edit({ spendLimit: 3 * PRICE })).json()).toMatchObject({ spendLimit: 3 * PRICE, spent: 2 * PRICE, status: 'active' });
+      expect((await submitId(third, TANKO.bvn, freshAddress())).json()).toMatchObject({ result: { outcome: 'verified' } });
+      expect(await balanceOf(db(), owner.org.id)).toBe(1_000_000 - 3 * PRICE);
+      expect((await edit({ spendLimit: null })).json()).toMatchObject({ spendLimit: null, spent: 3 * PRICE, status: 'active' });
+    });
+
+    it('concurrent first ID steps of sessions of one capped link: only as many pay as the cap allows', async () => {
+      const owner = await portalOrg(db(), { fund: 1_000_000 });
+      const link = await makeLink(owner, { ...ID_ONLY, sessionLimit: 10, spendLimit: PRICE }, 'live');
+      const tokens = [];
+      for (let i = 0; i < 6; i++) tokens.push(await linkSession(link.url));
+      const asked = registry.asked.length;
+      const answers = await Promise.all(tokens.map((token) => submitId(token, TANKO.bvn, freshAddress())));
+      const statuses = answers.map((res) => res.statusCode).sort();
+      expect(statuses).toEqual([200, 402, 402, 402, 402, 402]);
+      expect(registry.asked).toHaveLength(asked + 1);
+      expect(await charges(owner.org.id)).toEqual([['charge', -PRICE]]);
+      expect(await balanceOf(db(), owner.org.id)).toBe(1_000_000 - PRICE);
+      expect(await linkView(owner, link.id, 'live')).toMatchObject({ spent: PRICE, status: 'spent' });
+    });
+
+    it('the portal API sets, reads, changes and clears the spend cap (audited); a bad value is a portal-style 400 naming spendLimit', async () => {
+      const owner = await portalOrg(db());
+      const link = await makeLink(owner, { spendLimit: 500_000 }, 'live');
+      expect(link).toMatchObject({ spendLimit: 500_000, spent: 0 });
+      expect((await auditOf(owner.org.id)).at(-1)!.after).toMatchObject({ spendLimit: 500_000 });
+      expect((await auditOf(owner.org.id)).at(-1)!.after).not.toHaveProperty('spent');
+      expect(await makeLink(owner, {}, 'live')).toMatchObject({ spendLimit: null, spent: 0 });
+
+      for (const spendLimit of [0, -20_000, 100_000_000_001]) {
+        const bad = await create(owner, { spendLimit }, 'live');
+        expect(bad.statusCode, String(spendLimit)).toBe(400);
+        expect(bad.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('spendLimit must be a whole number of kobo from 1 to 100,000,000,000') });
+      }
+      for (const spendLimit of [1.5, 'lots']) {
+        const bad = await create(owner, { spendLimit }, 'live');
+        expect(bad.statusCode, String(spendLimit)).toBe(400);
+        expect(bad.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('spendLimit') });
+      }
+      const edit = (payload: Record<string, unknown>) => portal(t.app, owner.owner, { method: 'PATCH', url: `/api/orgs/${owner.org.id}/links/${link.id}?mode=live`, payload });
+      const zero = await edit({ spendLimit: 0 });
+      expect(zero.statusCode).toBe(400);
+      expect(zero.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('spendLimit must be a whole number of kobo') });
+      const changed = await edit({ spendLimit: 60_000 });
+      expect(changed.statusCode, changed.body).toBe(200);
+      expect(changed.json()).toMatchObject({ spendLimit: 60_000, spent: 0, status: 'active' });
+      expect((await auditOf(owner.org.id)).at(-1)).toMatchObject({ action: 'link.updated', before: { spendLimit: 500_000 }, after: { spendLimit: 60_000 } });
+      expect((await edit({ spendLimit: null })).json()).toMatchObject({ spendLimit: null });
+      expect((await auditOf(owner.org.id)).at(-1)).toMatchObject({ action: 'link.updated', before: { spendLimit: 60_000 }, after: { spendLimit: null } });
+      // A cap below one session's price leaves a live link spent at once.
+      expect((await edit({ spendLimit: PRICE - 1 })).json()).toMatchObject({ status: 'spent' });
+      const page = await visit(link.url);
+      expect(page.statusCode).toBe(410);
+      expect(page.body).toContain('This verification link has been used up');
     });
   });
 });

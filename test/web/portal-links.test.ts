@@ -8,7 +8,8 @@ import { noOverflow } from './verify-helpers.js';
  * Verification links in a browser at phone width: an owner creates a link in the portal (after
  * the form has shown the server's field error), sees its QR code and link, and a person who opens
  * the link presses Start verification and reaches the hosted flow's first screen; the portal then
- * counts the session and lists it; turned off, the link shows its plain page. A viewer only looks.
+ * counts the session and lists it; turned off, the link shows its plain page. A live link's form
+ * and card say what a public link exposes and take a spend cap. A viewer only looks.
  * With VOUCH_SCREENSHOTS=1, screenshots land in docs/images/links-*.png.
  */
 let web: WebContext;
@@ -143,6 +144,58 @@ describe('verification links in the portal and on a phone', () => {
     await card.getByText('then to https://shop.example.com/done', { exact: false }).waitFor();
     const stored = await web.database.db.selectFrom('verification_links').select(['session_limit', 'redirect_url', 'reference_prefix']).where('org_id', '=', owner.org.id).executeTakeFirstOrThrow();
     expect(stored).toEqual({ session_limit: 2, redirect_url: 'https://shop.example.com/done', reference_prefix: 'poster' });
+    expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  });
+
+  it('a live link: the form says what a public link exposes and takes a spend cap (the server’s error next to it); the card shows spent of the cap and the note', { timeout: 90_000 }, async () => {
+    const owner = await portalOrg(web.database.db);
+    const { page } = await signedIn(owner.owner);
+    const errors = watchErrors(page);
+    await page.goto('/links');
+    const mode = page.getByRole('radiogroup', { name: 'Mode' });
+    await mode.getByText('Live').click();
+    const form = page.getByRole('form', { name: 'Create a verification link' });
+    await form.getByRole('heading', { name: 'Create a live link' }).waitFor();
+    const note = form.getByRole('note').filter({ hasText: 'A live link is public' });
+    await note.waitFor();
+    for (const text of [
+      'Anyone who has the link or a photo of its QR code can start a verification',
+      'Each verification that reaches the ID step costs the session price (₦200.00) from your wallet',
+      'The person learns whether the ID number they type is valid',
+      'Set a session limit and a spend cap below, and turn the link off when you are done.',
+    ]) {
+      expect(await note.getByText(text, { exact: false }).isVisible(), text).toBe(true);
+    }
+    await form.getByLabel(/^Name/).fill('Branch poster, Ikeja');
+    await form.getByLabel(/^Session limit/).fill('25');
+    // The server names a cap of nothing under its field.
+    await form.getByLabel(/^Spend cap/).fill('0');
+    await form.getByRole('button', { name: 'Create link' }).click();
+    await form.getByText(/spendLimit must be a whole number of kobo from 1/).waitFor();
+    await noOverflow(page);
+    await screenshot(page, 'links-live-form');
+
+    await form.getByLabel(/^Spend cap/).fill('5000');
+    await form.getByRole('button', { name: 'Create link' }).click();
+    const card = page.getByRole('region', { name: 'Link Branch poster, Ikeja' });
+    await card.waitFor();
+    await card.getByText('₦0.00 spent of a ₦5,000.00 spend cap', { exact: false }).waitFor();
+    const cardNote = card.getByRole('note').filter({ hasText: 'A live link is public' });
+    await cardNote.getByText('This link may spend at most ₦5,000.00 in all', { exact: false }).waitFor();
+    const stored = await web.database.db.selectFrom('verification_links').select(['mode', 'spend_limit', 'session_limit']).where('org_id', '=', owner.org.id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ mode: 'live', spend_limit: 500_000, session_limit: 25 });
+
+    // Edited: the cap cleared, and the card says there is none.
+    await card.getByRole('button', { name: 'Edit' }).click();
+    const edit = card.getByRole('form', { name: 'Edit the link Branch poster, Ikeja' });
+    expect(await edit.getByLabel(/^Spend cap/).inputValue()).toBe('₦5,000');
+    await edit.getByLabel(/^Spend cap/).fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await card.getByText('no spend cap', { exact: false }).first().waitFor();
+    await cardNote.getByText('This link has no spend cap', { exact: false }).waitFor();
+    await noOverflow(page);
+    expect((await web.database.db.selectFrom('verification_links').select('spend_limit').where('org_id', '=', owner.org.id).executeTakeFirstOrThrow()).spend_limit).toBeNull();
     expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });
 

@@ -4,6 +4,7 @@ import QRCode from 'qrcode';
 import { Type } from 'typebox';
 import { logSessionAccess } from '../../access-log/service.js';
 import { checkCreateLink, createLink, editLink, findLink, linkNotFound, listLinks, MAX_SESSION_LIMIT, renderLink, setLinkDisabled, type LinkView } from '../../sessions/links/service.js';
+import { MAX_SPEND_LIMIT, spendsOf, type LinkSpend } from '../../sessions/links/spend.js';
 import type { LinkRow } from '../../sessions/links/tables.js';
 import { audit, type Actor } from '../audit.js';
 import { modeOf, requireMember, requireMemberSession, requireSession } from '../guard.js';
@@ -25,12 +26,14 @@ const Link = Type.Object({
   metadata: Type.Record(Type.String(), Type.String()),
   sessionLimit: Type.Integer(),
   sessionsStarted: Type.Integer(),
+  spendLimit: Type.Union([Type.Integer(), Type.Null()], { description: "The cap, in kobo, on what the link's sessions may cost in all; null: no cap" }),
+  spent: Type.Integer({ description: "What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode)" }),
   expiresAt: Type.String({ format: 'date-time' }),
   disabledAt: Nullable(Type.String({ format: 'date-time' })),
   createdAt: Type.String({ format: 'date-time' }),
   qrCode: Type.String({ description: "The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png)" }),
-  status: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired'), Type.Literal('full')], {
-    description: 'What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so',
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('expired'), Type.Literal('full'), Type.Literal('spent')], {
+    description: 'What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so',
   }),
 });
 
@@ -51,6 +54,7 @@ const CreateBody = Type.Object({
   expiresAt: Type.String({ maxLength: 64, description: 'When the link stops starting sessions: ISO 8601 with a time zone, within 366 days' }),
   referencePrefix: Type.Optional(Type.String({ maxLength: 200 })),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Copied to each session (with verificationLink: the link id); not for personal data' })),
+  spendLimit: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: `The cap, in kobo, on what the link's sessions may cost in all (each live session pays the session price with its first ID lookup): 1 to ${MAX_SPEND_LIMIT}; an ID step that would pass it is refused with 402, nothing looked up. Absent or null: no cap` })),
 });
 
 const EditBody = Type.Object({
@@ -60,6 +64,7 @@ const EditBody = Type.Object({
   redirectUrl: Type.Optional(Nullable(Type.String({ maxLength: 4096, description: 'null or blank: none' }))),
   referencePrefix: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'null or blank: generated vsr_ references' }))),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Replaces the metadata copied to each new session; {} clears it' })),
+  spendLimit: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: "The cap, in kobo, on what the link's sessions may cost in all; not below what they have already paid (equal to it: no more paid ID steps); null: no cap" })),
 });
 
 const LinkSession = Type.Object({
@@ -71,9 +76,12 @@ const LinkSession = Type.Object({
 
 /** What the audit log keeps of a link: its settings, never more. */
 function audited(view: LinkView) {
-  const { url: _url, status: _status, createdAt: _created, ...rest } = view;
+  const { url: _url, status: _status, createdAt: _created, spent: _spent, ...rest } = view;
   return rest;
 }
+
+/** The spend an audited view is drawn with: the audit keeps neither what was spent nor the status. */
+const UNSPENT: LinkSpend = { spent: 0, price: 0 };
 
 /** The audit's before and after of an edit: only the settings that changed. */
 function changedSettings(before: LinkView, after: LinkView) {
@@ -104,8 +112,9 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const signedIn = requireSession(db);
   const member = (personId: string): Actor => ({ kind: 'member', personId });
-  const view = (row: LinkRow) => renderLink(row, config.publicUrl);
-  const shown = (row: LinkRow) => withQrCode(view(row));
+  const view = (row: LinkRow, spend: LinkSpend = UNSPENT) => renderLink(row, config.publicUrl, spend);
+  /** A link as answered: with what its sessions paid, its status by its spend cap, and its QR code. */
+  const shown = async (row: LinkRow) => withQrCode(view(row, (await spendsOf(db, row.mode, [row]))(row)));
 
   app.get(
     '/orgs/:orgId/links',
@@ -123,8 +132,10 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
     },
     async (request) => {
       const paging = { limit: request.query.limit ?? 20, offset: request.query.offset ?? 0 };
-      const { rows, total } = await listLinks(db, { orgId: request.member.orgId, mode: modeOf(request.query) }, paging);
-      return { data: await Promise.all(rows.map(shown)), total, ...paging };
+      const mode = modeOf(request.query);
+      const { rows, total } = await listLinks(db, { orgId: request.member.orgId, mode }, paging);
+      const spend = await spendsOf(db, mode, rows);
+      return { data: await Promise.all(rows.map((row) => withQrCode(view(row, spend(row))))), total, ...paging };
     },
   );
 
@@ -150,11 +161,10 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
       const checked = checkCreateLink(request.body, { riskLevel: org.risk_level, now: new Date() });
       const created = await db.transaction().execute(async (trx) => {
         const row = await createLink(trx, scope, checked, { createdBy: request.portal.person.id });
-        const rendered = view(row);
-        await audit(trx, { orgId: scope.orgId, actor: member(request.portal.person.id), action: 'link.created', target: `${scope.mode} link ${row.public_id}`, after: audited(rendered) });
-        return rendered;
+        await audit(trx, { orgId: scope.orgId, actor: member(request.portal.person.id), action: 'link.created', target: `${scope.mode} link ${row.public_id}`, after: audited(view(row)) });
+        return row;
       });
-      return reply.status(201).send(await withQrCode(created));
+      return reply.status(201).send(await shown(created));
     },
   );
 
@@ -165,8 +175,8 @@ export async function linkRoutes(parent: FastifyInstance, { db, config }: AreaOp
       schema: {
         tags,
         operationId: 'portalEditLink',
-        summary: "Change a verification link's name, session limit, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs",
-        description: 'A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started. Audited with what changed, before and after.',
+        summary: "Change a verification link's name, session limit, spend cap, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs",
+        description: 'A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started, nor the spend cap below what they have paid. Audited with what changed, before and after.',
         security: sessionSecurity,
         params: LinkParams,
         querystring: ModeOnly,

@@ -101,6 +101,7 @@ export function unavailablePage(outcome: Exclude<VisitOutcome, { kind: 'started'
         `This link stopped working on ${outcome.link.expires_at.toUTCString().replace(' GMT', ' UTC')}. Ask ${org} for a new link if you still need to verify.`,
       );
     case 'full':
+    case 'spent':
       return closedPage(410, 'This verification link has been used up', `This link has started as many verifications as ${org} allowed. Ask ${org} for a new link if you still need to verify.`);
     case 'active':
     case 'organization':

@@ -112,7 +112,7 @@ export async function linkPages(app: FastifyInstance, { db, publicUrl, perAddres
     const found = await linkByCode(db, code);
     if (!found) return send(reply, notFoundPage());
     const { link, orgName } = found;
-    const status = statusOf(link);
+    const status = statusOf(link, new Date(), found.spend);
     if (!found.orgEnabled) return send(reply, unavailablePage({ kind: 'unavailable', reason: 'organization', link, orgName }), link.mode === 'test');
     if (status !== 'active') return send(reply, unavailablePage({ kind: 'unavailable', reason: status, link, orgName }), link.mode === 'test');
     return send(reply, startPage(link, orgName, `/l/${code}`), link.mode === 'test');

@@ -6,6 +6,7 @@ import { Problems, text } from '../../respondents/fields.js';
 import { checkCreateSession, type CreateSessionInput } from '../input.js';
 import { createSession } from '../service.js';
 import type { SessionIdType } from '../tables.js';
+import { checkSpendLimit, sessionPriceIn, spentBy, spentOut, type LinkSpend } from './spend.js';
 import type { LinkRow, VerificationLinksTable } from './tables.js';
 
 /**
@@ -39,6 +40,8 @@ export interface CreateLinkInput {
   expiresAt?: string | undefined;
   referencePrefix?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
+  /** Kobo the link's sessions may cost in all; absent or null: no cap. */
+  spendLimit?: number | null | undefined;
 }
 
 export interface LinkView {
@@ -53,14 +56,19 @@ export interface LinkView {
   metadata: Record<string, string>;
   sessionLimit: number;
   sessionsStarted: number;
+  /** The owner's cap on what the link's sessions may cost in all (kobo); null: none. */
+  spendLimit: number | null;
+  /** What the link's sessions have paid (kobo). */
+  spent: number;
   expiresAt: string;
   disabledAt: string | null;
   createdAt: string;
-  /** active, disabled, expired or full: what a visitor gets now. */
+  /** active, disabled, expired, full or spent: what a visitor gets now. */
   status: LinkStatus;
 }
 
-export type LinkStatus = 'active' | 'disabled' | 'expired' | 'full';
+/** `spent`: the spend cap cannot pay one more session. */
+export type LinkStatus = 'active' | 'disabled' | 'expired' | 'full' | 'spent';
 
 export const linkNotFound = () => new ApiError('NOT_FOUND_ERROR', 'No such verification link in this mode');
 
@@ -79,14 +87,16 @@ export function isLinkCodeShaped(code: string): boolean {
   return /^[A-Za-z0-9_-]{22}$/.test(code);
 }
 
-export function statusOf(row: Pick<LinkRow, 'disabled_at' | 'expires_at' | 'sessions_started' | 'session_limit'>, now = new Date()): LinkStatus {
+/** What a visitor gets now; without `spend` (what the sessions paid), a spend cap is not looked at. */
+export function statusOf(row: Pick<LinkRow, 'disabled_at' | 'expires_at' | 'sessions_started' | 'session_limit' | 'spend_limit'>, now = new Date(), spend?: LinkSpend): LinkStatus {
   if (row.disabled_at) return 'disabled';
   if (row.expires_at.getTime() <= now.getTime()) return 'expired';
   if (row.sessions_started >= row.session_limit) return 'full';
+  if (spend && spentOut(row, spend)) return 'spent';
   return 'active';
 }
 
-export function renderLink(row: LinkRow, publicUrl: string, now = new Date()): LinkView {
+export function renderLink(row: LinkRow, publicUrl: string, spend: LinkSpend, now = new Date()): LinkView {
   return {
     id: row.public_id,
     name: row.name,
@@ -99,10 +109,12 @@ export function renderLink(row: LinkRow, publicUrl: string, now = new Date()): L
     metadata: row.metadata,
     sessionLimit: row.session_limit,
     sessionsStarted: row.sessions_started,
+    spendLimit: row.spend_limit === null ? null : Number(row.spend_limit),
+    spent: spend.spent,
     expiresAt: row.expires_at.toISOString(),
     disabledAt: row.disabled_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
-    status: statusOf(row, now),
+    status: statusOf(row, now, spend),
   };
 }
 
@@ -115,6 +127,7 @@ interface CheckedLink {
   referencePrefix: string | null;
   metadata: Record<string, string>;
   sessionLimit: number;
+  spendLimit: number | null;
   expiresAt: Date;
 }
 
@@ -195,6 +208,7 @@ export function checkCreateLink(input: CreateLinkInput, options: { riskLevel: Ri
   const limit = checkSessionLimit(input.sessionLimit, problems);
   const expiresAt = checkExpiry(input.expiresAt, now, problems);
   const prefix = checkPrefix(input.referencePrefix, problems);
+  const spendLimit = checkSpendLimit(input.spendLimit, problems);
   checkLinkMetadataKeys(input.metadata ?? {}, problems);
   const session = checkSessionSettings(input, now, problems);
   problems.throwIfAny();
@@ -207,6 +221,7 @@ export function checkCreateLink(input: CreateLinkInput, options: { riskLevel: Ri
     referencePrefix: prefix,
     metadata: session!.metadata,
     sessionLimit: limit!,
+    spendLimit: spendLimit ?? null,
     expiresAt: expiresAt!,
   };
 }
@@ -219,9 +234,10 @@ export interface EditLinkInput {
   redirectUrl?: string | null | undefined;
   referencePrefix?: string | null | undefined;
   metadata?: Record<string, unknown> | undefined;
+  spendLimit?: number | null | undefined;
 }
 
-const EDITABLE = ['name', 'sessionLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata'] as const;
+const EDITABLE = ['name', 'sessionLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata', 'spendLimit'] as const;
 
 /**
  * Edits a link (its row locked): every problem named in one 400, including a session limit below
@@ -244,6 +260,13 @@ export async function editLink(trx: Transaction<DB>, scope: Scope, publicId: str
     if (limit !== undefined && limit < before.sessions_started) {
       problems.add(`sessionLimit cannot be below the ${before.sessions_started.toLocaleString('en')} sessions already started from this link`);
     } else if (limit !== undefined && limit !== before.session_limit) change.session_limit = limit;
+  }
+  if (input.spendLimit !== undefined) {
+    const cap = checkSpendLimit(input.spendLimit, problems);
+    // Read under the link's lock, which every paying ID step of the link takes: no charge lands between.
+    const spent = cap ? ((await spentBy(trx, [Number(before.id)])).get(Number(before.id)) ?? 0) : 0;
+    if (cap && cap < spent) problems.add(`spendLimit cannot be below the ${spent.toLocaleString('en')} kobo the link's sessions have already paid`);
+    else if (cap !== undefined && cap !== before.spend_limit) change.spend_limit = cap;
   }
   if (input.expiresAt !== undefined) {
     const expiresAt = checkExpiry(input.expiresAt, now, problems);
@@ -294,6 +317,7 @@ export async function createLink(
       reference_prefix: checked.referencePrefix,
       metadata: JSON.stringify(checked.metadata),
       session_limit: checked.sessionLimit,
+      spend_limit: checked.spendLimit,
       expires_at: checked.expiresAt,
       created_by: options.createdBy,
       ...(options.now ? { created_at: options.now } : {}),
@@ -350,6 +374,15 @@ export interface LinkForVisit {
   orgName: string;
   orgEnabled: boolean;
   riskLevel: RiskLevel;
+  /** What its sessions paid and what one more costs; undefined when the link has no spend cap. */
+  spend: LinkSpend | undefined;
+}
+
+/** The spend of a link with a cap (undefined without one), for its status. */
+async function capSpend(db: Kysely<DB>, link: LinkRow): Promise<LinkSpend | undefined> {
+  if (link.spend_limit === null) return undefined;
+  const [price, spent] = await Promise.all([sessionPriceIn(db, link.mode), spentBy(db, [Number(link.id)])]);
+  return { price, spent: spent.get(Number(link.id)) ?? 0 };
 }
 
 /** The link of a public code with its organization; undefined when there is none. */
@@ -363,13 +396,17 @@ export async function linkByCode(db: Kysely<DB>, code: string): Promise<LinkForV
     .where('l.code', '=', code)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { org_name: orgName, org_enabled: orgEnabled, org_risk_level: riskLevel, ...link } = row;
-  return { link: link as LinkRow, orgName, orgEnabled, riskLevel };
+  const { org_name: orgName, org_enabled: orgEnabled, org_risk_level: riskLevel, ...rest } = row;
+  const link = rest as LinkRow;
+  return { link, orgName, orgEnabled, riskLevel, spend: await capSpend(db, link) };
 }
 
 /** Thrown inside the session's transaction when the link can no longer start one: the session is rolled back. */
 class LinkClosed extends Error {
-  constructor(readonly link: LinkRow | undefined) {
+  constructor(
+    readonly link: LinkRow | undefined,
+    readonly spent = false,
+  ) {
     super('verification link closed');
   }
 }
@@ -386,7 +423,7 @@ export async function startFromLink(db: Kysely<DB>, code: string, options: { pub
   if (!found) return { kind: 'unavailable', reason: 'unknown' };
   const { link, orgName } = found;
   if (!found.orgEnabled) return { kind: 'unavailable', reason: 'organization', link, orgName };
-  const status = statusOf(link, now);
+  const status = statusOf(link, now, found.spend);
   if (status !== 'active') return { kind: 'unavailable', reason: status, link, orgName };
   const reference = link.reference_prefix ? `${link.reference_prefix}-${randomBytes(6).toString('hex')}` : undefined;
   const input: CreateSessionInput = {
@@ -417,6 +454,9 @@ export async function startFromLink(db: Kysely<DB>, code: string, options: { pub
             .returningAll()
             .executeTakeFirst();
           if (!counted) throw new LinkClosed(await trx.selectFrom('verification_links').selectAll().where('id', '=', Number(link.id)).executeTakeFirst());
+          // A session that could never pay its ID step is not started (the ID step checks the cap again, under this lock).
+          const spend = await capSpend(trx, counted);
+          if (spend && spentOut(counted, spend)) throw new LinkClosed(counted, true);
           await trx.updateTable('verification_sessions').set({ link_id: Number(link.id) }).where('public_id', '=', created.id).execute();
         },
       },
@@ -425,7 +465,7 @@ export async function startFromLink(db: Kysely<DB>, code: string, options: { pub
   } catch (err) {
     if (err instanceof LinkClosed) {
       const latest = err.link ?? link;
-      const reason = statusOf(latest, now);
+      const reason = err.spent ? 'spent' : statusOf(latest, now);
       return { kind: 'unavailable', reason: reason === 'active' ? 'full' : reason, link: latest, orgName };
     }
     if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') return { kind: 'unavailable', reason: 'payment', link, orgName };

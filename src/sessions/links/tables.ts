@@ -19,6 +19,8 @@ export interface VerificationLinksTable {
   reference_prefix: string | null;
   metadata: ColumnType<Record<string, string>, string | undefined, string>;
   session_limit: number;
+  /** The owner's cap, in kobo, on what the link's sessions may cost in all; null: no cap (0044). */
+  spend_limit: ColumnType<number | null, number | null | undefined, number | null>;
   sessions_started: ColumnType<number, number | undefined, number>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
   disabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -27,6 +29,14 @@ export interface VerificationLinksTable {
 }
 
 export type LinkRow = Selectable<VerificationLinksTable>;
+
+/** The ID steps of a link's sessions, counted against its limits (migration 0044; id-step-limits.ts). */
+export interface LinkIdStepsTable {
+  link_id: number;
+  /** A blind index of the link and the client's address key, never the address. */
+  address_key: string;
+  tried_at: ColumnType<Date, Date | string, Date | string>;
+}
 
 declare module '../tables.js' {
   interface VerificationSessionsTable {
@@ -38,5 +48,6 @@ declare module '../tables.js' {
 declare module '../../platform/db/schema.js' {
   interface DB {
     verification_links: VerificationLinksTable;
+    link_id_steps: LinkIdStepsTable;
   }
 }

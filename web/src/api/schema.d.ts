@@ -1883,8 +1883,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a verification link's name, session limit, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs
-         * @description A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started. Audited with what changed, before and after.
+         * Change a verification link's name, session limit, spend cap, expiry, redirect URL, reference prefix or metadata; sessions already started keep theirs
+         * @description A field left out keeps its value. Every problem of the body is named in one 400, with the rules of creation; the limit may not go below the sessions already started, nor the spend cap below what they have paid. Audited with what changed, before and after.
          */
         patch: operations["portalEditLink"];
         trace?: never;
@@ -13615,6 +13615,10 @@ export interface operations {
                             };
                             sessionLimit: number;
                             sessionsStarted: number;
+                            /** @description The cap, in kobo, on what the link's sessions may cost in all; null: no cap */
+                            spendLimit: number | null;
+                            /** @description What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode) */
+                            spent: number;
                             /** Format: date-time */
                             expiresAt: string;
                             disabledAt: string | null;
@@ -13622,8 +13626,8 @@ export interface operations {
                             createdAt: string;
                             /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
                             qrCode: string;
-                            /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
-                            status: "active" | "disabled" | "expired" | "full";
+                            /** @description What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so */
+                            status: "active" | "disabled" | "expired" | "full" | "spent";
                         }[];
                         total: number;
                         limit: number;
@@ -13736,6 +13740,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description The cap, in kobo, on what the link's sessions may cost in all (each live session pays the session price with its first ID lookup): 1 to 100000000000; an ID step that would pass it is refused with 402, nothing looked up. Absent or null: no cap */
+                    spendLimit?: number | null;
                 };
             };
         };
@@ -13765,6 +13771,10 @@ export interface operations {
                         };
                         sessionLimit: number;
                         sessionsStarted: number;
+                        /** @description The cap, in kobo, on what the link's sessions may cost in all; null: no cap */
+                        spendLimit: number | null;
+                        /** @description What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode) */
+                        spent: number;
                         /** Format: date-time */
                         expiresAt: string;
                         disabledAt: string | null;
@@ -13772,8 +13782,8 @@ export interface operations {
                         createdAt: string;
                         /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
                         qrCode: string;
-                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
-                        status: "active" | "disabled" | "expired" | "full";
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full" | "spent";
                     };
                 };
             };
@@ -13876,6 +13886,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description The cap, in kobo, on what the link's sessions may cost in all; not below what they have already paid (equal to it: no more paid ID steps); null: no cap */
+                    spendLimit?: number | null;
                 };
             };
         };
@@ -13905,6 +13917,10 @@ export interface operations {
                         };
                         sessionLimit: number;
                         sessionsStarted: number;
+                        /** @description The cap, in kobo, on what the link's sessions may cost in all; null: no cap */
+                        spendLimit: number | null;
+                        /** @description What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode) */
+                        spent: number;
                         /** Format: date-time */
                         expiresAt: string;
                         disabledAt: string | null;
@@ -13912,8 +13928,8 @@ export interface operations {
                         createdAt: string;
                         /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
                         qrCode: string;
-                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
-                        status: "active" | "disabled" | "expired" | "full";
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full" | "spent";
                     };
                 };
             };
@@ -14028,6 +14044,10 @@ export interface operations {
                         };
                         sessionLimit: number;
                         sessionsStarted: number;
+                        /** @description The cap, in kobo, on what the link's sessions may cost in all; null: no cap */
+                        spendLimit: number | null;
+                        /** @description What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode) */
+                        spent: number;
                         /** Format: date-time */
                         expiresAt: string;
                         disabledAt: string | null;
@@ -14035,8 +14055,8 @@ export interface operations {
                         createdAt: string;
                         /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
                         qrCode: string;
-                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
-                        status: "active" | "disabled" | "expired" | "full";
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full" | "spent";
                     };
                 };
             };
@@ -14151,6 +14171,10 @@ export interface operations {
                         };
                         sessionLimit: number;
                         sessionsStarted: number;
+                        /** @description The cap, in kobo, on what the link's sessions may cost in all; null: no cap */
+                        spendLimit: number | null;
+                        /** @description What the link's sessions have paid, in kobo (each pays the session price with its first ID lookup; always 0 in test mode) */
+                        spent: number;
                         /** Format: date-time */
                         expiresAt: string;
                         disabledAt: string | null;
@@ -14158,8 +14182,8 @@ export interface operations {
                         createdAt: string;
                         /** @description The link's QR code: an SVG image as a data: URL (a PNG is at .../qr.png) */
                         qrCode: string;
-                        /** @description What a visitor gets now: active starts sessions; disabled, expired and full show a page saying so */
-                        status: "active" | "disabled" | "expired" | "full";
+                        /** @description What a visitor gets now: active starts sessions; disabled, expired, full and spent (the spend cap cannot pay one more session) show a page saying so */
+                        status: "active" | "disabled" | "expired" | "full" | "spent";
                     };
                 };
             };

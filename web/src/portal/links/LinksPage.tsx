@@ -5,7 +5,7 @@ import { Link as RouterLink } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, unwrap } from '../../api/client';
 import type { operations } from '../../api/schema';
-import { formatDateTime, StatusBadge } from '../../components/format';
+import { formatDateTime, formatKobo, StatusBadge } from '../../components/format';
 import { CopyField, PageHeader, Pager } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { fieldError, formError } from '../auth/form-errors';
@@ -21,7 +21,7 @@ const ID_TYPES: { value: IdType; label: string }[] = [
   { value: 'VNIN', label: 'Virtual NIN' },
   { value: 'DRIVERS_LICENSE', label: "Driver's licence" },
 ];
-const FIELDS = ['name', 'idTypes', 'checks', 'redirectUrl', 'sessionLimit', 'expiresAt', 'referencePrefix', 'metadata'] as const;
+const FIELDS = ['name', 'idTypes', 'checks', 'redirectUrl', 'sessionLimit', 'spendLimit', 'expiresAt', 'referencePrefix', 'metadata'] as const;
 
 const keys = {
   links: (orgId: string, mode: Mode) => ['links', orgId, mode] as const,
@@ -64,9 +64,48 @@ const metadataText = (metadata: Record<string, string>) =>
     .map(([key, value]) => `${key}=${value}`)
     .join('\n');
 
-const EDIT_FIELDS = ['name', 'sessionLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata'] as const;
+const EDIT_FIELDS = ['name', 'sessionLimit', 'spendLimit', 'expiresAt', 'redirectUrl', 'referencePrefix', 'metadata'] as const;
 
-const STATUS_WORDS: Record<Link['status'], string> = { active: 'active', disabled: 'turned off', expired: 'expired', full: 'used up' };
+const STATUS_WORDS: Record<Link['status'], string> = { active: 'active', disabled: 'turned off', expired: 'expired', full: 'used up', spent: 'spend cap reached' };
+
+/** The spend cap field's naira as the API's kobo: undefined when blank, NaN when not a number (the server names it). */
+function capKobo(naira: number | string): number | undefined {
+  if (naira === '') return undefined;
+  const value = typeof naira === 'number' ? naira : Number(String(naira).replace(/[₦,\s]/g, ''));
+  return Number.isFinite(value) ? Math.round(value * 100) : Number.NaN;
+}
+
+/** The session price in force (live), for the notes below; undefined while it loads. */
+function useSessionPrice(): number | undefined {
+  const { orgId } = useCurrentOrg();
+  const prices = useQuery({ queryKey: ['prices', orgId], queryFn: () => unwrap(api.GET('/api/orgs/{orgId}/prices', { params: { path: { orgId } } })) });
+  return prices.data?.data.find((price) => price.type === 'session')?.amount;
+}
+
+/**
+ * What a public live link exposes, said where a link is made and where it is shown: anyone with the
+ * URL starts verifications the organization pays for, and learns whether an ID number exists.
+ */
+function LiveLinkExposure({ link }: { link?: Link }) {
+  const price = useSessionPrice();
+  const cost = price === undefined ? 'the session price' : `the session price (${formatKobo(price)})`;
+  return (
+    <Alert color="yellow" variant="light" role="note" title="A live link is public">
+      <Stack gap={4}>
+        <Text size="sm">Anyone who has the link or a photo of its QR code can start a verification: you do not choose who.</Text>
+        <Text size="sm">Each verification that reaches the ID step costs {cost} from your wallet, whether or not the ID is verified.</Text>
+        <Text size="sm">The person learns whether the ID number they type is valid: a link has no applicant details to compare it with.</Text>
+        <Text size="sm">
+          {link
+            ? link.spendLimit === null
+              ? 'This link has no spend cap: set one with Edit, keep its session limit low, and turn it off when you are done.'
+              : `This link may spend at most ${formatKobo(link.spendLimit)} in all. Turn it off when you are done.`
+            : 'Set a session limit and a spend cap below, and turn the link off when you are done.'}
+        </Text>
+      </Stack>
+    </Alert>
+  );
+}
 
 export function LinksPage() {
   const { orgId, can } = useCurrentOrg();
@@ -84,7 +123,7 @@ export function LinksPage() {
         description={
           <>
             Share a link or its QR code, no code needed: each person who opens it and presses <b>Start verification</b> gets a new <b>{mode}</b> verification session, until
-            the link's limit or expiry. Sessions are charged when they complete, as for sessions your backend creates.
+            the link's limit or expiry. A live session pays the session price with its first ID check, as for sessions your backend creates.
           </>
         }
       />
@@ -126,6 +165,7 @@ function CreateForm({ mode }: { mode: Mode }) {
   const [liveness, setLiveness] = useState(true);
   const [faceMatch, setFaceMatch] = useState(true);
   const [sessionLimit, setSessionLimit] = useState<number | string>(100);
+  const [spendCap, setSpendCap] = useState<number | string>('');
   const [expires, setExpires] = useState(dateIn(30));
   const [redirectUrl, setRedirectUrl] = useState('');
   const [referencePrefix, setReferencePrefix] = useState('');
@@ -140,6 +180,7 @@ function CreateForm({ mode }: { mode: Mode }) {
             idTypes,
             checks: { liveness, faceMatch: liveness && faceMatch },
             sessionLimit: typeof sessionLimit === 'number' ? sessionLimit : Number(sessionLimit),
+            ...(mode === 'live' && capKobo(spendCap) !== undefined ? { spendLimit: capKobo(spendCap) } : {}),
             expiresAt: endOfDay(expires),
             ...(redirectUrl.trim() ? { redirectUrl: redirectUrl.trim() } : {}),
             ...(referencePrefix.trim() ? { referencePrefix: referencePrefix.trim() } : {}),
@@ -164,6 +205,7 @@ function CreateForm({ mode }: { mode: Mode }) {
         <Title order={2} size="h4">
           Create a {mode} link
         </Title>
+        {mode === 'live' && <LiveLinkExposure />}
         {general && (
           <Alert color="red" role="alert">
             {general}
@@ -199,6 +241,7 @@ function CreateForm({ mode }: { mode: Mode }) {
             error={fieldError(create.error, 'sessionLimit')}
             miw={200}
           />
+          {mode === 'live' && <SpendCapInput value={spendCap} onChange={setSpendCap} error={fieldError(create.error, 'spendLimit')} description="The most this link's verifications may cost in all; blank: no cap" />}
           <TextInput label="Expires on" description="The link stops at the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(create.error, 'expiresAt')} miw={200} />
         </Group>
         <TextInput
@@ -234,6 +277,25 @@ function CreateForm({ mode }: { mode: Mode }) {
         </Group>
       </Stack>
     </Card>
+  );
+}
+
+/** The spend cap in naira (the API counts kobo). */
+function SpendCapInput({ value, onChange, error, description }: { value: number | string; onChange(value: number | string): void; error?: string | undefined; description: string }) {
+  return (
+    <NumberInput
+      label="Spend cap (naira, optional)"
+      description={description}
+      prefix="₦"
+      thousandSeparator=","
+      decimalScale={2}
+      allowNegative={false}
+      clampBehavior="none"
+      value={value}
+      onChange={onChange}
+      error={error}
+      miw={200}
+    />
   );
 }
 
@@ -281,6 +343,11 @@ function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
             <Text size="sm">
               <b>{link.sessionsStarted}</b> of {link.sessionLimit} sessions started · expires {formatDateTime(link.expiresAt)}
             </Text>
+            {mode === 'live' && (
+              <Text size="sm">
+                <b>{formatKobo(link.spent)}</b> spent{link.spendLimit === null ? ' · no spend cap' : ` of a ${formatKobo(link.spendLimit)} spend cap`}
+              </Text>
+            )}
             <Text size="sm" c="dimmed">
               {link.idTypes.join(', ')} · {link.checks.liveness ? (link.checks.faceMatch ? 'liveness and face match' : 'liveness') : 'ID lookup only'}
               {link.referencePrefix ? ` · references ${link.referencePrefix}-…` : ''}
@@ -309,6 +376,7 @@ function LinkCard({ link, mode }: { link: Link; mode: Mode }) {
             </Group>
           </Stack>
         </Group>
+        {mode === 'live' && link.status === 'active' && <LiveLinkExposure link={link} />}
         {editing && <EditForm link={link} mode={mode} onDone={() => setEditing(false)} />}
         {showSessions && <LinkSessions link={link} mode={mode} />}
       </Stack>
@@ -330,6 +398,7 @@ function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): vo
   };
   const [name, setName] = useState(initial.name);
   const [sessionLimit, setSessionLimit] = useState<number | string>(initial.sessionLimit);
+  const [spendCap, setSpendCap] = useState<number | string>(link.spendLimit === null ? '' : link.spendLimit / 100);
   const [expires, setExpires] = useState(initial.expires);
   const [redirectUrl, setRedirectUrl] = useState(initial.redirectUrl);
   const [referencePrefix, setReferencePrefix] = useState(initial.referencePrefix);
@@ -337,12 +406,14 @@ function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): vo
   const save = useMutation({
     mutationFn: () => {
       const limit = typeof sessionLimit === 'number' ? sessionLimit : Number(sessionLimit);
+      const cap = capKobo(spendCap) ?? null;
       return unwrap(
         api.PATCH('/api/orgs/{orgId}/links/{linkId}', {
           params: { path: { orgId, linkId: link.id }, query: { mode } },
           body: {
             ...(name !== initial.name ? { name } : {}),
             ...(limit !== initial.sessionLimit ? { sessionLimit: limit } : {}),
+            ...(cap !== link.spendLimit ? { spendLimit: cap } : {}),
             ...(expires !== initial.expires ? { expiresAt: endOfDay(expires) } : {}),
             ...(redirectUrl !== initial.redirectUrl ? { redirectUrl: redirectUrl.trim() || null } : {}),
             ...(referencePrefix !== initial.referencePrefix ? { referencePrefix: referencePrefix.trim() || null } : {}),
@@ -367,7 +438,7 @@ function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): vo
       <Stack>
         <Text size="sm" c="dimmed">
           New sessions get these settings; sessions already started keep theirs. The limit cannot go below the {link.sessionsStarted} already started (equal to them: no
-          more starts).
+          more starts){mode === 'live' ? `, nor the spend cap below the ${formatKobo(link.spent)} they have paid` : ''}.
         </Text>
         {general && (
           <Alert color="red" role="alert">
@@ -386,6 +457,7 @@ function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): vo
             error={fieldError(save.error, 'sessionLimit')}
             miw={200}
           />
+          {mode === 'live' && <SpendCapInput value={spendCap} onChange={setSpendCap} error={fieldError(save.error, 'spendLimit')} description="Blank: no cap" />}
           <TextInput label="Expires on" description="At the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(save.error, 'expiresAt')} miw={200} />
         </Group>
         <TextInput label="Redirect URL (optional)" value={redirectUrl} onChange={(e) => setRedirectUrl(e.currentTarget.value)} error={fieldError(save.error, 'redirectUrl')} />
