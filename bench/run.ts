@@ -15,6 +15,7 @@ import { BenchError } from './lib/errors.js';
 import { formatSection } from './lib/report.js';
 import type { BenchContext, Section, SectionReport } from './lib/section.js';
 import { biometrics } from './sections/biometrics.js';
+import { decisionFairness } from './sections/decision-fairness.js';
 import { identity } from './sections/identity.js';
 import { lists } from './sections/lists.js';
 import { liveness } from './sections/liveness.js';
@@ -25,7 +26,7 @@ import { upstreams } from './sections/upstreams.js';
 import { webhookFailover } from './sections/webhook-failover.js';
 import { webhooks } from './sections/webhooks.js';
 
-const SECTIONS: Section[] = [identity, registryImport, biometrics, liveness, webhooks, webhookFailover, lists, portal, upstreams, ratelimit];
+const SECTIONS: Section[] = [identity, registryImport, biometrics, liveness, webhooks, webhookFailover, lists, portal, upstreams, ratelimit, decisionFairness];
 
 function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
