@@ -120,7 +120,7 @@ async function startRouter(app: FastifyInstance, { database, config, upstreams }
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { database, config } = options;
+  const { config } = options;
   const app = Fastify({
     logger: loggerOptions(config.logLevel, options.logStream),
     bodyLimit: 1024 * 1024,
@@ -139,6 +139,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler,
     schemaController: lazySchemaController(),
   });
+  // A step that fails closes what those before it opened (the Redis client, the upstream router,
+  // the guarantors' timers): their onClose hooks run, and a failed start can exit.
+  try {
+    await assemble(app, options);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return app;
+}
+
+/** The plugins, hooks and routes of the app, each closing what it opens in an onClose hook. */
+async function assemble(app: FastifyInstance, options: AppOptions): Promise<void> {
+  const { database, config } = options;
   // Personal data is encrypted at rest: the keyring is loaded before any route can touch it.
   if (!database.protection.keyring) await openKeyring(database, config, { poll: true });
   app.addHook('onClose', async () => database.protection.keyring?.close());
@@ -254,6 +268,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The customer portal's JSON API (the web app under / calls it with a session cookie).
   app.addHook('onRequest', checkOrigin(config));
   await app.register(portalApi, { prefix: '/api', db: database.db, config, urls, lookups, respondents, guarantors: guarantors.service, store: fileStore, fieldSources });
-
-  return app;
 }
