@@ -9,8 +9,9 @@ import { ApiError } from '../platform/errors.js';
  * another organization's end user waited 77 s through 15 refusals.
  *
  * So decisions run `running` at a time and the rest wait in a queue per organization, served in
- * turn (round robin): a live end user waits for the decisions running and at most one turn of
- * each other live organization waiting, however much any of them sends. Test mode, which anyone
+ * turn (round robin), an organization with fewer decisions running first: a live end user whose
+ * organization has nothing running goes before the next decision of any that has, however much
+ * they send, and waits only for the decisions running. Test mode, which anyone
  * can use for free, is served only when no live decision waits, except one turn in `testEvery`
  * so that it is never starved. One organization may hold `perOrg` decisions (waiting and running)
  * and test mode `testTotal` across all organizations; past that, and after `waitMs` in the queue,
@@ -56,11 +57,19 @@ class Rotation {
     else this.queues.set(waiter.orgId, [waiter]);
   }
 
-  /** The first waiter of the organization whose turn it is. */
-  next(): Waiter | undefined {
-    const first = this.queues.entries().next();
-    if (first.done) return undefined;
-    const [orgId, queue] = first.value;
+  /**
+   * The first waiter of the organization whose turn it is: in rotation order, the first of those
+   * with the fewest decisions running, so that an organization arriving while others' decisions
+   * run goes before their next ones.
+   */
+  next(runningOf: (orgId: string) => number): Waiter | undefined {
+    let chosen: [string, Waiter[]] | undefined;
+    for (const entry of this.queues) {
+      if (!chosen || runningOf(entry[0]) < runningOf(chosen[0])) chosen = entry;
+      if (runningOf(chosen[0]) === 0) break;
+    }
+    if (!chosen) return undefined;
+    const [orgId, queue] = chosen;
     const waiter = queue.shift()!;
     this.size -= 1;
     this.queues.delete(orgId);
@@ -85,6 +94,7 @@ export class DecisionQueue {
   private testHeld = 0;
   private liveTurnsSinceTest = 0;
   private readonly heldByOrg = new Map<string, number>();
+  private readonly runningByOrg = new Map<string, number>();
   private readonly live = new Rotation();
   private readonly test = new Rotation();
 
@@ -143,24 +153,33 @@ export class DecisionQueue {
       if (!waiter) return;
       clearTimeout(waiter.timer);
       this.runningNow += 1;
+      this.runningByOrg.set(waiter.orgId, this.runningOf(waiter.orgId) + 1);
       let ended = false;
       waiter.start(() => {
         if (ended) return;
         ended = true;
         this.runningNow -= 1;
+        const left = this.runningOf(waiter.orgId) - 1;
+        if (left === 0) this.runningByOrg.delete(waiter.orgId);
+        else this.runningByOrg.set(waiter.orgId, left);
         this.hold(waiter.orgId, waiter.mode, -1);
         this.pump();
       });
     }
   }
 
+  private runningOf(orgId: string): number {
+    return this.runningByOrg.get(orgId) ?? 0;
+  }
+
   private nextWaiter(): Waiter | undefined {
+    const runningOf = (orgId: string) => this.runningOf(orgId);
     const testsTurn = this.test.size > 0 && (this.live.size === 0 || this.liveTurnsSinceTest >= this.limits.testEvery - 1);
     if (testsTurn) {
       this.liveTurnsSinceTest = 0;
-      return this.test.next();
+      return this.test.next(runningOf);
     }
-    const waiter = this.live.next();
+    const waiter = this.live.next(runningOf);
     if (waiter) this.liveTurnsSinceTest += 1;
     return waiter;
   }

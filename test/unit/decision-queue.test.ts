@@ -44,6 +44,16 @@ describe('liveness decision queue', () => {
     expect(order.slice(0, 3)).toEqual(['attacker-1', 'attacker-2', 'victim']);
   });
 
+  it('gives the next turn to an organization with nothing running, before the next of one that has', async () => {
+    const queue = new DecisionQueue({ ...LIMITS, running: 2 });
+    const { order, take, end } = turns(queue);
+    for (let i = 1; i <= 4; i++) void take(`attacker-${i}`, 'attacker', 'live');
+    void take('victim', 'victim', 'live');
+    await end('attacker-1');
+    // The attacker still has one running: the victim, with none, goes first.
+    expect(order).toEqual(['attacker-1', 'attacker-2', 'victim']);
+  });
+
   it('still gives test mode one turn in testEvery while live decisions wait, and all of them when none do', async () => {
     const queue = new DecisionQueue(LIMITS);
     const { order, take, end } = turns(queue);
