@@ -121,7 +121,16 @@ async function decide(server: RunningServer, at: { token: string; attemptId: str
   const started = performance.now();
   let refusals = 0;
   for (;;) {
-    const answer = await send(server, `/verify/api/${at.token}/liveness/attempts/${at.attemptId}/frames`, { form, signal });
+    let answer: Answer;
+    try {
+      answer = await send(server, `/verify/api/${at.token}/liveness/attempts/${at.attemptId}/frames`, { form, signal });
+    } catch (err) {
+      // A refusal sent before the form was read closes the connection while the form is still being
+      // sent, and the client may then see the connection reset rather than the 503: the page offers
+      // "Try again"; here it is a refusal, sent again after 5 s.
+      if (signal?.aborted || !(err instanceof TypeError)) throw err;
+      answer = { status: 503, body: {}, retryAfterMs: 5000 };
+    }
     if (answer.status === 200) return { ms: performance.now() - started, refusals, decided: true };
     if (answer.status !== 503) throw new BenchError(`frames answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 300)}`);
     refusals += 1;
