@@ -542,7 +542,7 @@ export interface paths {
         put?: never;
         /**
          * Create a verification session: a hosted link (and SDK client secret) where the end user proves who they are
-         * @description Answers the session with its url and clientSecret, shown this once. Nothing is charged now: a live session is charged the session price (type `session`) once, when it completes (verified or failed), or when it is cancelled or expires after its ID was found; a wallet that cannot cover that price now is refused with 402. A reference already used by this account in this mode is 409.
+         * @description Answers the session with its url and clientSecret, shown this once. Nothing is charged now: a live session is charged the session price (type `session`) once, with its first ID lookup, before the registry is asked (the end user's ID step is 402 while the wallet cannot pay it; given back if no registry answered); a wallet that cannot cover that price now is refused with 402. A reference already used by this account in this mode is 409.
          */
         post: operations["createVerificationSession"];
         delete?: never;
@@ -560,14 +560,14 @@ export interface paths {
         };
         /**
          * Fetch a verification session: its status, the identity found and every check with its scores and reasons
-         * @description The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has been charged: when it completed, or was cancelled or expired after its ID was found, and the wallet paid (a session that ended unpaid never shows it). Before that, checks.idLookup says only whether the ID step passed and its tries.
+         * @description The identity found (and how the prefilled details compared with it, and why an ID try failed) is shown once the session has paid its price, which it does with its first ID lookup. A session whose ID was found before sessions paid at their lookup, and which ended unpaid, never shows it, nor any reason or face match the registry decided.
          */
         get: operations["getVerificationSession"];
         put?: never;
         post?: never;
         /**
          * Cancel a verification session that has not ended
-         * @description The end user's link stops working. No webhook is sent. A live session whose ID was already found is charged the session price (the lookup was made, and its answer given); before that, nothing is charged. A session that has ended is 409.
+         * @description The end user's link stops working. No webhook is sent. A session that looked an ID up has paid its price already (with its first lookup) and is not charged again; one that never did is free. A session that has ended is 409.
          */
         delete: operations["cancelVerificationSession"];
         options?: never;

@@ -5647,7 +5647,7 @@ export interface operations {
                             faceMatch: boolean;
                         };
                         idTypes: string[];
-                        /** @description Kobo charged at completion (0 in test mode and until completed) */
+                        /** @description Kobo charged, with the first ID lookup (0 in test mode, before any lookup, and when no registry answered it) */
                         price: number;
                         identity: {
                             idType: string;

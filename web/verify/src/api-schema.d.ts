@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * The ID step: the end user's ID type and number, looked up in the registry
-         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session whose organization's wallet no longer holds the session price is 402, with no lookup made and no try spent.
+         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session pays its price with its first lookup, before the registry is asked: 402 while its organization's wallet cannot, with no lookup made and no try spent. 403 for a live session whose organization's live access was turned off (as every step but cancel).
          */
         post: operations["endUserSubmitId"];
         delete?: never;
@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Start a liveness attempt: 2 or 3 challenges chosen by the server, and how to capture frames
-         * @description 3 attempts per session (an attempt still open is given again); then 429 TOO_MANY_ATTEMPTS. 409 before the ID has passed, and while an ID is being checked.
+         * @description 3 attempts per session (an attempt still open is given again); then 429 TOO_MANY_ATTEMPTS. 409 before the ID has passed, and while an ID is being checked. 403 when a live session's organization lost live access.
          */
         post: operations["endUserStartLivenessAttempt"];
         delete?: never;
@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * The frames of a liveness attempt; the answer is the view after the decision
-         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 25 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons. Answered before the form is read, and the connection closed, when the frames could not be taken: 404 or 409 for the token, session or attempt, 409 while another upload of the attempt is in flight, 429 or 503 (with Retry-After) past the uploads in flight of the client's address or of the server. A form must arrive within 3 minutes of its admission (408).
+         * @description multipart/form-data: the field "timestamps" (a JSON array of whole ms since the first frame, one per frame), then up to 25 files "frame" (JPEG, 300 KB each). The view is "done" when the session ended, or back at "liveness" with lastAttempt's reasons. Answered before the form is read, and the connection closed, when the frames could not be taken: 404 or 409 for the token, session or attempt, 409 while another upload of the attempt is in flight, 429 or 503 (with Retry-After) past the uploads in flight of the client's address or of the server, 503 (Retry-After 5) when the organization, or test mode, already holds all the liveness decisions it may (the others wait their turn, served in turn by organization), 403 when a live session's organization lost live access. A form must arrive within 3 minutes of its admission (408).
          */
         post: operations["endUserSubmitFrames"];
         delete?: never;
@@ -338,6 +338,34 @@ export interface operations {
                 };
             };
             /** @description Error, style A */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -514,6 +542,20 @@ export interface operations {
                 };
             };
             /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -637,6 +679,34 @@ export interface operations {
             };
             /** @description Error, style A */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -777,6 +847,20 @@ export interface operations {
             };
             /** @description Error, style A */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1065,6 +1149,20 @@ export interface operations {
             };
             /** @description Error, style A */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
