@@ -19,7 +19,7 @@ export interface VerificationLinksTable {
   reference_prefix: string | null;
   metadata: ColumnType<Record<string, string>, string | undefined, string>;
   session_limit: number;
-  /** The owner's cap, in kobo, on what the link's sessions may cost in all; null: no cap (0044). */
+  /** The owner's cap, in kobo, on what the link's sessions may cost in all; null: no cap (0043). */
   spend_limit: ColumnType<number | null, number | null | undefined, number | null>;
   sessions_started: ColumnType<number, number | undefined, number>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
@@ -30,7 +30,7 @@ export interface VerificationLinksTable {
 
 export type LinkRow = Selectable<VerificationLinksTable>;
 
-/** The ID steps of a link's sessions, counted against its limits (migration 0044; id-step-limits.ts). */
+/** The ID steps of a link's sessions, counted against its limits (migration 0043; id-step-limits.ts). */
 export interface LinkIdStepsTable {
   link_id: number;
   /** A blind index of the link and the client's address key, never the address. */

@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * The ID step: the end user's ID type and number, looked up in the registry
-         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session pays its price with its first lookup, before the registry is asked: 402 while its organization's wallet cannot, with no lookup made and no try spent. 403 for a live session whose organization's live access was turned off (as every step but cancel).
+         * @description 3 tries per session, one at a time: another ID sent while one is being checked is 409. A number not found or not matching the details the organization gave answers 422 ID_NOT_VERIFIED with attemptsLeft (the two are not told apart). The last failed try ends the session; an ID that passed cannot be replaced. A prefilled ID cannot be replaced either: an empty body retries its lookup. A live session pays its price with its first lookup, before the registry is asked: 402 while its organization's wallet cannot, with no lookup made and no try spent. 403 for a live session whose organization's live access was turned off (as every step but cancel). A session started from a public link also answers 429 past the link's ID tries per network or per minute, and 402 when its payment would pass the link's spend cap, before anything is looked up.
          */
         post: operations["endUserSubmitId"];
         delete?: never;

@@ -105,7 +105,8 @@ export class Flow {
       );
     }
     if (error instanceof ApiError && error.status === 429) {
-      return this.show(null, h('h1', null, 'Too many tries'), h('p', null, 'Please wait a minute, then try again.'), button('Try again', again));
+      // The server says how long (a minute for the page's own pace, an hour for a public link's tries from one network).
+      return this.show(null, h('h1', null, 'Too many tries'), h('p', null, error.message || 'Please wait a minute, then try again.'), button('Try again', again));
     }
     if (error instanceof ApiError && error.status === 503) {
       return this.show(
