@@ -42,7 +42,14 @@ describe('building the app, a step that fails', () => {
     await sql`create trigger refuse_signing_key before insert on settings for each row
                 when (new.name = 'file_url_signing_key') execute function refuse_signing_key()`.execute(database.db);
   });
-  afterAll(() => database?.cleanup());
+  afterAll(async () => {
+    if (!database) return;
+    // The embedded database goes on to this worker's next file (test/helpers/database.ts), whose
+    // reset empties the tables but leaves triggers.
+    await sql`drop trigger if exists refuse_signing_key on settings`.execute(database.db);
+    await sql`drop function if exists refuse_signing_key()`.execute(database.db);
+    await database.cleanup();
+  });
 
   it('closes what the steps before it opened: the Redis client hangs up, so a failed start can exit', { timeout: 30_000 }, async () => {
     // A server whose start failed here kept its Redis connection (and the router's and guarantors'
