@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { addressKey } from '../../platform/client-address.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
+import { requestOrigin } from '../../platform/request-origin.js';
 import { badRequestPage, errorPage, foreignFormPage, layout, LINK_STYLE_HASH, notFoundPage, startPage, tooManyPage, unavailablePage, type LinkPage } from './page.js';
 import { linkByCode, startFromLink, statusOf } from './service.js';
 
@@ -50,22 +51,7 @@ function fromOwnPage(request: FastifyRequest, publicOrigin: string): boolean {
   if (request.headers['sec-fetch-site'] === 'same-origin') return true;
   const origin = request.headers.origin;
   if (origin === undefined) return request.headers['sec-fetch-site'] === undefined;
-  return origin === publicOrigin || origin === reachedAt(request);
-}
-
-/**
- * The origin the request reached this server at, as a browser writes it: the scheme and host as
- * Fastify reads them (the socket's scheme and the Host header, or X-Forwarded-Proto and
- * X-Forwarded-Host from a proxy VOUCH_TRUST_PROXY trusts). Undefined for a scheme other than
- * http(s): a URL writes its origin `null`, which is what a browser sends from a sandboxed page.
- */
-function reachedAt(request: FastifyRequest): string | undefined {
-  if (request.protocol !== 'http' && request.protocol !== 'https') return undefined;
-  try {
-    return new URL(`${request.protocol}://${request.host}`).origin;
-  } catch {
-    return undefined;
-  }
+  return origin === publicOrigin || origin === requestOrigin(request);
 }
 
 /**
