@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMail } from '../../src/portal/mail.js';
+import { hashToken } from '../../src/portal/sessions.js';
 import { buildTestContext, type TestContext } from '../helpers/app.js';
 import { expectFailure, runCli, throwawayEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { portal, portalOrg, portalUser } from '../helpers/portal.js';
+import { until } from '../helpers/smtp.js';
 
 /**
  * Names Vouch writes into its pages and mails (an organization's, a person's) hold no control or
@@ -44,6 +46,19 @@ describe('names in the portal', () => {
     ]) {
       expect((await signUp(payload)).statusCode, JSON.stringify(payload)).toBe(202);
     }
+  });
+
+  it('a sign-up asked for before the rule, with such a name, is refused with the name\'s 400 when completed, not a 500', async () => {
+    const address = email();
+    expect((await signUp({ email: address, name: 'Ada Obi', organizationName: 'Kolo' })).statusCode).toBe(202);
+    const token = await until('the sign-up mail', async () => {
+      const [mail] = await listMail(ctx.database.db, { to: address, limit: 1 });
+      return mail ? /\/complete-sign-up\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] : undefined;
+    });
+    await ctx.database.db.updateTable('pending_sign_ups').set({ organization_name: 'Kolo \u202Eknab' }).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
+    const done = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/complete-sign-up', payload: { token, password: 'a long enough password 1' } });
+    expect([done.statusCode, done.json()]).toEqual([400, { status: 'error', code: 'VALIDATION_ERROR', message: HIDDEN('organizationName', 'U+202E') }]);
+    expect(await ctx.database.db.selectFrom('organizations').select('id').where('name', '=', 'Kolo \u202Eknab').execute()).toEqual([]);
   });
 
   it('a change of name and an account made from an invitation follow the same rule', async () => {

@@ -166,6 +166,10 @@ export class AuthService {
       .executeTakeFirst();
     if (!pending) throw new ApiError('BAD_REQUEST', 'This link is invalid, already used or expired. Sign up again.');
     checkPassword(password, pending.email);
+    // A sign-up asked for before names were checked as they are now: a 400 that says which name,
+    // and the link still works once the person signs up again (AccountsService.insert would refuse it).
+    checkName(pending.organization_name, 'organizationName');
+    checkName(pending.name, 'name');
     const orgId = randomUUID();
     const personId = await this.db.transaction().execute(async (trx) => {
       const claimed = await trx.deleteFrom('pending_sign_ups').where('token_hash', '=', pending.token_hash).executeTakeFirst();
