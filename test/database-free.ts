@@ -12,4 +12,5 @@ export const DATABASE_FREE: readonly string[] = [
   'test/web/openapi-types.test.ts',
   'test/openapi/api-types.test.ts',
   'test/cli-startup.test.ts',
+  'test/unit/face-stats.test.ts',
 ];
