@@ -8,7 +8,11 @@
  * enrolled person through the service's own pipeline (decodeForDetection + FaceEngine + score):
  * same person → genuine pair, anyone else → impostor pair. Prints the false-match rate (FMR),
  * false-non-match rate (FNMR) and failure-to-acquire rate at the service's threshold, and both
- * rates over a range of thresholds (how the threshold was chosen). docs/biometrics.md reports them.
+ * rates over a range of thresholds (how the threshold was chosen in November 2026).
+ *
+ * Its genuine pairs are copies of one photo and none of its people is African: the service's error
+ * rates are bench/face-accuracy.ts's, per group on labelled photos (docs/biometrics.md). This
+ * script stays as `npm run bench -- biometrics`'s check that a change leaves its figures unchanged.
  */
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
