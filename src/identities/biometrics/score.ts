@@ -7,7 +7,11 @@
 
 export const MAX_SCORE = 100;
 
-/** The largest distance still called a match; measured by bench/biometrics-accuracy.ts. */
+/**
+ * The largest distance still called a match. Chosen on the 22 people of face-api's demo photos
+ * (bench/biometrics-accuracy.ts); measured per group on labelled LFW photos by
+ * bench/face-accuracy.ts, where it rejects 41 % of genuine Black pairs (docs/biometrics.md).
+ */
 export const MATCH_THRESHOLD = 0.45;
 
 export interface PhotoMatching {
