@@ -1,5 +1,6 @@
 import type { Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
+import { KeyedCounts } from '../platform/keyed-counts.js';
 
 /**
  * Who decides next on the liveness engine's one model thread (docs/sessions.md, "Limits";
@@ -93,8 +94,8 @@ export class DecisionQueue {
   private runningNow = 0;
   private testHeld = 0;
   private liveTurnsSinceTest = 0;
-  private readonly heldByOrg = new Map<string, number>();
-  private readonly runningByOrg = new Map<string, number>();
+  private readonly heldByOrg = new KeyedCounts();
+  private readonly runningByOrg = new KeyedCounts();
   private readonly live = new Rotation();
   private readonly test = new Rotation();
 
@@ -105,7 +106,7 @@ export class DecisionQueue {
    * frames form is read, and again by `take`.
    */
   admit(orgId: string, mode: Mode): void {
-    if ((this.heldByOrg.get(orgId) ?? 0) >= this.limits.perOrg) {
+    if (this.heldByOrg.get(orgId) >= this.limits.perOrg) {
       throw busy('Many selfies of this organization are being checked right now: send these frames again in a few seconds');
     }
     if (mode === 'test' && this.testHeld >= this.limits.testTotal) {
@@ -141,9 +142,8 @@ export class DecisionQueue {
   }
 
   private hold(orgId: string, mode: Mode, change: 1 | -1): void {
-    const held = (this.heldByOrg.get(orgId) ?? 0) + change;
-    if (held === 0) this.heldByOrg.delete(orgId);
-    else this.heldByOrg.set(orgId, held);
+    if (change === 1) this.heldByOrg.add(orgId);
+    else this.heldByOrg.remove(orgId);
     if (mode === 'test') this.testHeld += change;
   }
 
@@ -153,27 +153,21 @@ export class DecisionQueue {
       if (!waiter) return;
       clearTimeout(waiter.timer);
       this.runningNow += 1;
-      this.runningByOrg.set(waiter.orgId, this.runningOf(waiter.orgId) + 1);
+      this.runningByOrg.add(waiter.orgId);
       let ended = false;
       waiter.start(() => {
         if (ended) return;
         ended = true;
         this.runningNow -= 1;
-        const left = this.runningOf(waiter.orgId) - 1;
-        if (left === 0) this.runningByOrg.delete(waiter.orgId);
-        else this.runningByOrg.set(waiter.orgId, left);
+        this.runningByOrg.remove(waiter.orgId);
         this.hold(waiter.orgId, waiter.mode, -1);
         this.pump();
       });
     }
   }
 
-  private runningOf(orgId: string): number {
-    return this.runningByOrg.get(orgId) ?? 0;
-  }
-
   private nextWaiter(): Waiter | undefined {
-    const runningOf = (orgId: string) => this.runningOf(orgId);
+    const runningOf = (orgId: string) => this.runningByOrg.get(orgId);
     const testsTurn = this.test.size > 0 && (this.live.size === 0 || this.liveTurnsSinceTest >= this.limits.testEvery - 1);
     if (testsTurn) {
       this.liveTurnsSinceTest = 0;

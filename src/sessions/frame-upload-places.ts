@@ -1,4 +1,5 @@
 import { ApiError } from '../platform/errors.js';
+import { KeyedCounts } from '../platform/keyed-counts.js';
 import { ATTEMPT_TTL_MS } from './liveness.js';
 
 /**
@@ -33,7 +34,7 @@ export const FRAME_UPLOAD_TIMEOUT_MS = ATTEMPT_TTL_MS;
  * when its answer is sent or its connection closes, whichever comes first.
  */
 export class FrameUploadPlaces {
-  private readonly byAddress = new Map<string, number>();
+  private readonly byAddress = new KeyedCounts();
   private readonly attempts = new Set<string>();
   private total = 0;
 
@@ -51,8 +52,7 @@ export class FrameUploadPlaces {
    */
   take(address: string, attemptId: string): () => void {
     if (this.attempts.has(attemptId)) throw new ApiError('CONFLICT', 'The frames of this attempt are already being sent; wait for their answer');
-    const mine = this.byAddress.get(address) ?? 0;
-    if (mine >= this.limits.perAddress) {
+    if (this.byAddress.get(address) >= this.limits.perAddress) {
       throw new ApiError('RATE_LIMITED', `At most ${this.limits.perAddress} frame uploads at once from one address; send these again in a few seconds`, {
         retryAfterSeconds: UPLOAD_RETRY_AFTER_SECONDS,
       });
@@ -63,7 +63,7 @@ export class FrameUploadPlaces {
       });
     }
     this.attempts.add(attemptId);
-    this.byAddress.set(address, mine + 1);
+    this.byAddress.add(address);
     this.total += 1;
     let given = false;
     return () => {
@@ -71,14 +71,12 @@ export class FrameUploadPlaces {
       given = true;
       this.attempts.delete(attemptId);
       this.total -= 1;
-      const left = (this.byAddress.get(address) ?? 1) - 1;
-      if (left === 0) this.byAddress.delete(address);
-      else this.byAddress.set(address, left);
+      this.byAddress.remove(address);
     };
   }
 
   /** Uploads in flight: from the address, and in all. */
   inUse(address: string): { address: number; total: number } {
-    return { address: this.byAddress.get(address) ?? 0, total: this.total };
+    return { address: this.byAddress.get(address), total: this.total };
   }
 }

@@ -1,3 +1,4 @@
+import { KeyedCounts } from '../../platform/keyed-counts.js';
 import { LookupBusy } from '../lookups.js';
 
 /** Face matches that may be in progress at once (config: VOUCH_FACE_MATCH_PER_ORG, VOUCH_FACE_MATCH_PER_PROCESS). */
@@ -15,7 +16,7 @@ const RETRY_AFTER_SECONDS = 1;
  * model thread: one organization cannot make every other one's matches slow.
  */
 export class FaceMatchCapacity {
-  private readonly byOrg = new Map<string, number>();
+  private readonly byOrg = new KeyedCounts();
   private total = 0;
 
   constructor(private readonly caps: FaceMatchCaps) {}
@@ -35,8 +36,7 @@ export class FaceMatchCapacity {
    * is full). The returned function gives it back; calling it again does nothing.
    */
   reserve(orgId: string): () => void {
-    const mine = this.byOrg.get(orgId) ?? 0;
-    if (mine >= this.caps.perOrg) {
+    if (this.byOrg.get(orgId) >= this.caps.perOrg) {
       throw new LookupBusy(
         'RATE_LIMITED',
         `Too many face matches at once: this account may run ${this.caps.perOrg} together; retry in ${RETRY_AFTER_SECONDS} s`,
@@ -59,21 +59,19 @@ export class FaceMatchCapacity {
    * (src/sessions/decision-queue.ts), and each holds the place a fraction of a second.
    */
   hold(orgId: string): () => void {
-    this.byOrg.set(orgId, (this.byOrg.get(orgId) ?? 0) + 1);
+    this.byOrg.add(orgId);
     this.total += 1;
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.total -= 1;
-      const left = (this.byOrg.get(orgId) ?? 1) - 1;
-      if (left === 0) this.byOrg.delete(orgId);
-      else this.byOrg.set(orgId, left);
+      this.byOrg.remove(orgId);
     };
   }
 
   /** Places in use: the organization's, and the process's. */
   inUse(orgId: string): { org: number; total: number } {
-    return { org: this.byOrg.get(orgId) ?? 0, total: this.total };
+    return { org: this.byOrg.get(orgId), total: this.total };
   }
 }
