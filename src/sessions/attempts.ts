@@ -35,6 +35,18 @@ export interface FrameUpload {
 
 export const attemptNotFound = () => new ApiError('NOT_FOUND_ERROR', 'Liveness attempt not found');
 
+/**
+ * Whether an attempt takes frames now: it is the session's (404 otherwise), open and not past its
+ * time, and the session's ID has passed (409 otherwise). Asked before a frames form is read
+ * (SessionFlow.admitFrames) and again when its frames claim the attempt.
+ */
+export function assertTakesFrames(attempt: Pick<AttemptRow, 'status' | 'expires_at'> | undefined, session: SessionRow, now: Date): void {
+  if (!attempt) throw attemptNotFound();
+  if (attempt.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
+  if (attempt.expires_at <= now) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
+  if (!session.checks.idLookup?.passed || !session.id_type || !session.id_number) throw new ApiError('CONFLICT', 'Verify the ID first');
+}
+
 /** Whose liveness decision runs next on the engine's one model thread (src/sessions/decision-queue.ts). */
 export const decisions = new DecisionQueue();
 
@@ -78,10 +90,7 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
     const session = await lockSessionById(trx, Number(row.id));
     if (!session || !isOpen(session.status)) throw new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
     const found = await trx.selectFrom('session_liveness_attempts').selectAll().where('id', '=', attemptId).where('session_id', '=', Number(row.id)).executeTakeFirst();
-    if (!found) throw attemptNotFound();
-    if (found.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
-    if (found.expires_at <= now) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
-    if (!session.checks.idLookup?.passed || !session.id_type || !session.id_number) throw new ApiError('CONFLICT', 'Verify the ID first');
+    assertTakesFrames(found, session, now);
     return trx
       .updateTable('session_liveness_attempts')
       .set({ status: 'processing', submitted_at: now, id_type: session.id_type, id_number: session.id_number })

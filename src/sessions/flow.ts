@@ -9,7 +9,7 @@ import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
-import { attemptNotFound, decideAttempt, decisions, type FrameUpload } from './attempts.js';
+import { assertTakesFrames, attemptNotFound, decideAttempt, decisions, type FrameUpload } from './attempts.js';
 import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
 import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } from './repository.js';
 import { admitLinkIdStep } from './links/id-step-limits.js';
@@ -347,10 +347,7 @@ export class SessionFlow {
     const row = await this.openForStep(token);
     if (!ATTEMPT_ID.test(attemptId)) throw attemptNotFound();
     const attempt = await this.db.selectFrom('session_liveness_attempts').select(['status', 'expires_at']).where('id', '=', attemptId).where('session_id', '=', Number(row.id)).executeTakeFirst();
-    if (!attempt) throw attemptNotFound();
-    if (attempt.status !== 'open') throw new ApiError('CONFLICT', 'These challenges were already answered; start a new attempt');
-    if (attempt.expires_at <= this.now()) throw new ApiError('CONFLICT', 'The time for these challenges is up; start a new attempt');
-    if (!row.checks.idLookup?.passed) throw new ApiError('CONFLICT', 'Verify the ID first');
+    assertTakesFrames(attempt, row, this.now());
     decisions.admit(row.org_id, row.mode);
   }
 
