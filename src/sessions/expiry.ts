@@ -6,8 +6,9 @@ import { expireDueSessions } from './service.js';
 export const SESSION_EXPIRY_INTERVAL_MS = 60_000;
 
 /**
- * Background task: open sessions past `expiresAt` end expired (session.expired sent; charged when
- * the ID was found), and the ID steps of link sessions past their limits' windows are forgotten.
+ * Background task: open sessions past `expiresAt` end expired (session.expired sent; nothing more
+ * charged: a session pays with its first ID lookup), and the ID steps of link sessions past their
+ * limits' windows are forgotten.
  */
 export function sessionExpiryTask(options: { intervalMs?: number; now?: () => Date } = {}): BackgroundTask {
   const name = 'session expiry';

@@ -358,7 +358,7 @@ export class SessionFlow {
     return this.viewOf(decided);
   }
 
-  /** The end user stops: the session ends cancelled (no webhook; charged when its ID was already found). */
+  /** The end user stops: the session ends cancelled (no webhook; nothing more charged: a session pays with its first ID lookup). */
   async cancel(token: string): Promise<EndUserView> {
     const row = await this.openForStep(token, { cancelling: true });
     const now = this.now();

@@ -20,9 +20,9 @@ export const isOpen = (status: SessionStatus) => OPEN_STATUSES.includes(status);
 
 /**
  * The session lifecycle. `created` until the end user accepts the consent, `in_progress` while the
- * steps run; it ends `verified` or `failed` (completed: charged in live mode), `expired` (the
- * end user never finished in time) or `cancelled` (by the customer's DELETE or the end user);
- * those two are charged too once the ID was found (transition.ts).
+ * steps run; it ends `verified` or `failed` (completed), `expired` (the end user never finished in
+ * time) or `cancelled` (by the customer's DELETE or the end user). A live session has paid its
+ * price with its first ID lookup, whichever way it ends (payment.ts, transition.ts).
  * `subStatus` says where an open session waits, or why it ended.
  */
 export const SESSION_MACHINE: StateMachine<SessionStatus> = {

@@ -101,7 +101,7 @@ export async function sessionExplorerRoutes(parent: FastifyInstance, { db, store
       schema: {
         tags,
         operationId: 'portalCancelVerificationSession',
-        summary: 'Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, no webhook; charged only when its ID was already found',
+        summary: 'Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, no webhook; nothing more charged (a session pays with its first ID lookup)',
         description: 'A session that has ended (verified, failed, expired, cancelled) is 409. Audited.',
         security: sessionSecurity,
         params: SessionParams,

@@ -693,7 +693,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, no webhook; charged only when its ID was already found
+         * Cancel a verification session that has not ended, as the API’s DELETE does: the person’s link stops working, no webhook; nothing more charged (a session pays with its first ID lookup)
          * @description A session that has ended (verified, failed, expired, cancelled) is 409. Audited.
          */
         post: operations["portalCancelVerificationSession"];
