@@ -35,6 +35,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && find node_modules/@tensorflow/*/dist -mindepth 1 -maxdepth 1 ! -name '*.node.js' ! -name '*.wasm' -exec rm -rf {} + \
  && find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete \
  && rm -rf node_modules/@vladmandic/face-api/src \
+ && find node_modules/onnxruntime-web/dist -mindepth 1 -maxdepth 1 ! -name 'ort.node.min.js' ! -name 'ort-wasm-simd-threaded.wasm' ! -name 'ort-wasm-simd-threaded.mjs' -exec rm -rf {} + \
+ && rm -rf node_modules/onnxruntime-web/lib \
  && npm cache clean --force \
  && rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
            /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /root/.npm \
@@ -42,6 +44,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && useradd --system --uid 10001 --gid vouch --home-dir /app --no-create-home --shell /usr/sbin/nologin vouch \
  && mkdir -p /data \
  && chown vouch:vouch /data
+COPY models ./models
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/web/dist ./web/dist
 COPY --from=build /src/web/verify/dist ./web/verify/dist

@@ -13,4 +13,5 @@ export const DATABASE_FREE: readonly string[] = [
   'test/openapi/api-types.test.ts',
   'test/cli-startup.test.ts',
   'test/unit/face-stats.test.ts',
+  'test/unit/face-engine.test.ts',
 ];

@@ -55,7 +55,7 @@ const matcher = {
   async match(held: HeldPhoto) {
     compared.push(held.idNumber);
     const match = held.photo === OWN.photo;
-    return { match, matchScore: match ? 80 : 20, matchingThreshold: 55, maxScore: 100 };
+    return { match, matchScore: match ? 80 : 20, matchingThreshold: 42, maxScore: 100 };
   },
 } as unknown as FaceMatcher;
 

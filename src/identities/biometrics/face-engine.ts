@@ -3,9 +3,10 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { WorkerCalls } from '../../platform/worker-calls.js';
 import type { DecodedImage } from './image.js';
+import { verifiedModelPath } from './models.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
-/** The largest face found in an image: where it is and its 128-number descriptor. */
+/** The largest face found in an image: where it is and its descriptor (512 numbers of length 1). */
 export interface Face {
   box: { x: number; y: number; width: number; height: number };
   /** The detector's confidence, 0–1. */
@@ -16,14 +17,22 @@ export interface Face {
 }
 
 export interface DetectorSettings {
-  /** TinyFaceDetector input sizes (multiples of 32) tried in turn until one finds a face. */
+  /**
+   * TinyFaceDetector input sizes (multiples of 32) tried in turn until one finds a face. The small
+   * ones find faces that fill the frame (registry portraits, close selfies), which the larger ones
+   * miss: 320 and 224 alone missed clear frontal photos of Nelson Mandela, Thabo Mbeki and Eunice
+   * Barber (docs/biometrics.md, "Detection").
+   */
   tinyInputSizes: number[];
   tinyMinScore: number;
   /** SSD MobileNet, the fallback when the fast detector finds nothing. */
   ssdMinConfidence: number;
 }
 
-export const DEFAULT_DETECTOR: DetectorSettings = { tinyInputSizes: [320, 224], tinyMinScore: 0.4, ssdMinConfidence: 0.4 };
+export const DEFAULT_DETECTOR: DetectorSettings = { tinyInputSizes: [320, 224, 160, 128], tinyMinScore: 0.4, ssdMinConfidence: 0.4 };
+
+/** The descriptor model's name, as records and benchmarks report it. */
+export const FACE_MODEL = 'fr_feature-512';
 
 type WorkerReply =
   | { id: number; faces: number; face: { box: Face['box']; score: number; descriptor: number[] } | null }
@@ -32,8 +41,9 @@ type WorkerReply =
 const require = createRequire(import.meta.url);
 
 /**
- * Finds and describes faces with face-api (TensorFlow.js on its WASM backend, weights from the npm
- * package) on a worker thread of its own. The worker and the model start on first use, so
+ * Finds faces with face-api (TensorFlow.js on its WASM backend, weights from the npm package) and
+ * describes them with fr_feature.onnx (ONNX Runtime's WASM backend, the model from models/) on a
+ * worker thread of its own (worker-source.ts says how). The worker and the model start on first use, so
  * `vouch serve` starts as fast as before; the thread is unreferenced while idle, so it never keeps
  * a process alive; a crashed worker fails its pending requests and the next request starts anew.
  */
@@ -68,9 +78,11 @@ export class FaceEngine {
     if (this.calls) return this.calls;
     const faceApiPath = require.resolve('@vladmandic/face-api/dist/face-api.node-wasm.js');
     const modelDir = path.join(path.dirname(faceApiPath), '..', 'model');
+    const ortPath = require.resolve('onnxruntime-web');
+    const featureModelPath = verifiedModelPath('feature');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { faceApiPath, modelDir, settings: this.settings },
+      workerData: { faceApiPath, modelDir, ortPath, featureModelPath, settings: this.settings },
       // The model's weights and activations stay well under this; a runaway image does not take the process.
       resourceLimits: { maxOldGenerationSizeMb: 512 },
     });

@@ -1,18 +1,31 @@
 /**
- * How two face descriptors become the spec's `photoMatching`. face-api's recognition net maps a
- * face to 128 numbers such that photos of one person lie close together (euclidean distance);
- * the score is that distance turned into a similarity out of 100: 100 × (1 − distance), floored
+ * How two face descriptors become the spec's `photoMatching`. The descriptor model maps a face to
+ * 512 numbers of length 1 such that photos of one person point the same way; the distance of two
+ * faces is their cosine distance (1 − cosine similarity, 0 for the same direction, 2 for
+ * opposite ones), and the score is the cosine similarity out of 100: 100 × (1 − distance), floored
  * at 0, one decimal. docs/biometrics.md says how the threshold was measured.
  */
 
 export const MAX_SCORE = 100;
 
 /**
- * The largest distance still called a match. Chosen on the 22 people of face-api's demo photos
- * (bench/biometrics-accuracy.ts); measured per group on labelled LFW photos by
- * bench/face-accuracy.ts, where it rejects 41 % of genuine Black pairs (docs/biometrics.md).
+ * The largest distance still called a match by default: where false matches between two Black
+ * people stay at or under 0.1 % on labelled photos (bench/face-accuracy.ts; docs/biometrics.md has
+ * the table with the pair counts). An organization may set its own, within the bounds below.
  */
-export const MATCH_THRESHOLD = 0.45;
+export const MATCH_THRESHOLD = 0.58;
+
+/**
+ * The thresholds an organization may choose, as scores (what `matchingThreshold` reports): from
+ * the loosest whose false matches between two Black people were still under 1 % to the strictest
+ * that still let most genuine pairs through (src/identities/biometrics/measured-thresholds.ts).
+ */
+export const MATCH_SCORE_BOUNDS = { min: 35, max: 50 } as const;
+
+/** The distance a threshold score stands for: a pair matches when its distance is at most this. */
+export function scoreToDistance(score: number): number {
+  return Math.round((1 - score / MAX_SCORE) * 1e6) / 1e6;
+}
 
 export interface PhotoMatching {
   match: boolean;
@@ -21,25 +34,23 @@ export interface PhotoMatching {
   maxScore: number;
 }
 
+/** Cosine distance of two descriptors of length 1. */
 export function faceDistance(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) {
-    const delta = (a[i] ?? 0) - (b[i] ?? 0);
-    sum += delta * delta;
-  }
-  return Math.sqrt(sum);
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] ?? 0) * (b[i] ?? 0);
+  return 1 - dot;
 }
 
 export function distanceToScore(distance: number): number {
   return Math.max(0, Math.round(MAX_SCORE * (1 - distance) * 10) / 10);
 }
 
-export function photoMatching(held: Float32Array, supplied: Float32Array): PhotoMatching {
+export function photoMatching(held: Float32Array, supplied: Float32Array, threshold = MATCH_THRESHOLD): PhotoMatching {
   const distance = faceDistance(held, supplied);
   return {
-    match: distance <= MATCH_THRESHOLD,
+    match: distance <= threshold,
     matchScore: distanceToScore(distance),
-    matchingThreshold: distanceToScore(MATCH_THRESHOLD),
+    matchingThreshold: distanceToScore(threshold),
     maxScore: MAX_SCORE,
   };
 }
