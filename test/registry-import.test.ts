@@ -37,6 +37,9 @@ const ID = '/v1/verifications/identities';
 const line = (type: string, record: object) => JSON.stringify({ type, record });
 const bvn = (number: string, firstname = 'Emeka') => line('bvn', { ...RECORDS.bvn, bvn: number, firstname });
 const jsonl = (lines: string[]) => Readable.from([lines.join('\n')]);
+// The records above carry no photo: the photo check (test/identities/registry-photo-check.test.ts) has nothing to count.
+const NO_PHOTO_COUNTS = { checked: 0, noFace: 0, unreadable: 0, unchecked: 0 };
+const NO_PHOTOS = { ...NO_PHOTO_COUNTS, problems: [] };
 const counts = (imported: number, outcome: { new?: number; updated?: number; unchanged?: number }, rejected = 0) => ({
   imported, rejected, new: outcome.new ?? 0, updated: outcome.updated ?? 0, unchanged: outcome.unchanged ?? 0,
 });
@@ -59,7 +62,7 @@ describe('registry import', () => {
 
   it('imports a record of every type, found through the embedded registry by its normalised key', async () => {
     const lines = Object.entries(RECORDS).map(([type, record]) => line(type, record));
-    expect(await importRegistry(db(), jsonl(lines))).toEqual({ ...counts(7, { new: 7 }), errors: [] });
+    expect(await importRegistry(db(), jsonl(lines))).toEqual({ ...counts(7, { new: 7 }), errors: [], photos: NO_PHOTOS });
 
     expect(await registry.find('bvn', '22200000001')).toEqual(RECORDS.bvn);
     expect(await registry.find('nin', '12100000001')).toEqual(RECORDS.nin);
@@ -379,7 +382,7 @@ describe('registry import', () => {
     expect(await importRegistry(db(), jsonl(first))).toMatchObject(counts(3, { new: 3 }));
     const moved = { ...RECORDS.nin, firstname: 'Aishat', phone: '+2348059998888' };
     const again = await importRegistry(db(), jsonl([bvn('22200000031', 'Chukwuemeka'), line('nin', moved), bvn('22200000032', 'Ada')]));
-    expect(again).toEqual({ ...counts(3, { updated: 2, unchanged: 1 }), errors: [] });
+    expect(again).toEqual({ ...counts(3, { updated: 2, unchanged: 1 }), errors: [], photos: NO_PHOTOS });
     expect(await count()).toBe(3);
     expect((await registry.find('bvn', '22200000031'))?.firstname).toBe('Chukwuemeka');
     expect((await registry.find('bvn', '22200000032'))?.firstname).toBe('Ada');
@@ -397,7 +400,7 @@ describe('registry import', () => {
     expect(await importRegistry(db(), jsonl(lines), { batchSize: 3 })).toMatchObject(counts(8, { new: 8 }));
     const before = await snapshot();
     for (const batchSize of [3, 2000]) {
-      expect(await importRegistry(db(), jsonl(lines), { batchSize })).toEqual({ ...counts(8, { unchanged: 8 }), errors: [] });
+      expect(await importRegistry(db(), jsonl(lines), { batchSize })).toEqual({ ...counts(8, { unchanged: 8 }), errors: [], photos: NO_PHOTOS });
     }
     // Same rows, same records, same updated_at: the second run wrote nothing.
     expect(await snapshot()).toEqual(before);
@@ -520,7 +523,7 @@ describe('vouch registry import', () => {
     const withProgress = await runCli(['registry', 'import', file, '--json', '--progress'], env);
     expect(withProgress.code, withProgress.stderr).toBe(0);
     expect(withProgress.stdout).toMatch(/^[^\n]+\n$/);
-    expect(JSON.parse(withProgress.stdout)).toEqual({ imported: 3000, rejected: 1, new: 3000, updated: 0, unchanged: 0 });
+    expect(JSON.parse(withProgress.stdout)).toEqual({ imported: 3000, rejected: 1, new: 3000, updated: 0, unchanged: 0, photos: NO_PHOTO_COUNTS });
 
     const stderr = withProgress.stderr.trimEnd().split('\n');
     const progress = stderr.filter((text) => PROGRESS.test(text));
@@ -533,7 +536,7 @@ describe('vouch registry import', () => {
     // Not a terminal and no --progress: no progress, only the rejected line.
     const quiet = await runCli(['registry', 'import', file, '--json'], env);
     expect(quiet.code, quiet.stderr).toBe(0);
-    expect(JSON.parse(quiet.stdout)).toEqual({ imported: 3000, rejected: 1, new: 0, updated: 0, unchanged: 3000 });
+    expect(JSON.parse(quiet.stdout)).toEqual({ imported: 3000, rejected: 1, new: 0, updated: 0, unchanged: 3000, photos: NO_PHOTO_COUNTS });
     expect(quiet.stderr).not.toMatch(/registry import:/);
     expect(quiet.stderr.trimEnd().split('\n')).toHaveLength(1);
 
@@ -572,7 +575,7 @@ describe('vouch registry import', () => {
 
     const file = path.join(dir, 'full.jsonl');
     await fs.writeFile(file, bvnLines(0, 6000));
-    expect(await cliJson(['registry', 'import', file, '--json'], env)).toEqual({ imported: 6000, rejected: 0, new: 2000, updated: 0, unchanged: 4000 });
-    expect(await cliJson(['registry', 'import', file, '--json'], env)).toEqual({ imported: 6000, rejected: 0, new: 0, updated: 0, unchanged: 6000 });
+    expect(await cliJson(['registry', 'import', file, '--json'], env)).toEqual({ imported: 6000, rejected: 0, new: 2000, updated: 0, unchanged: 4000, photos: NO_PHOTO_COUNTS });
+    expect(await cliJson(['registry', 'import', file, '--json'], env)).toEqual({ imported: 6000, rejected: 0, new: 0, updated: 0, unchanged: 6000, photos: NO_PHOTO_COUNTS });
   });
 });

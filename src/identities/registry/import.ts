@@ -10,6 +10,7 @@ import { normalizePhone } from '../matching.js';
 import { IDENTITY_TYPES, registryKey, type IdentityType, type NinRecord, type RecordOf } from '../records.js';
 import { describeErrors, jsonProblem, safeName } from './import-errors.js';
 import { IMPORT_SCHEMAS, toStoredRecord } from './import-records.js';
+import { checkablePhoto, PhotoChecker, type PhotoCheckOptions, type PhotoCounts, type PhotoReport } from './photo-check.js';
 
 export interface ImportProgress {
   /** Non-blank lines read so far. */
@@ -18,6 +19,8 @@ export interface ImportProgress {
   imported: number;
   rejected: number;
   elapsedMs: number;
+  /** The photo check so far; absent when the import does not check photos. */
+  photos?: PhotoCounts & { waiting: number };
 }
 
 export interface ImportOptions {
@@ -26,6 +29,13 @@ export interface ImportOptions {
   progressEveryMs?: number;
   /** Records per INSERT statement. */
   batchSize?: number;
+  /**
+   * Checks every accepted record's photo for a face, as the face match will read it
+   * (photo-check.ts), and reports the ones without. Off unless asked: `vouch registry import`
+   * asks by default; the demo registry's placeholder silhouettes and the tests' records need no
+   * model loaded to be stored.
+   */
+  checkPhotos?: PhotoCheckOptions;
 }
 
 export interface ImportResult {
@@ -42,6 +52,12 @@ export interface ImportResult {
   unchanged: number;
   /** The first MAX_ERRORS rejected lines, 1-based line numbers of the input. */
   errors: { line: number; message: string }[];
+  /**
+   * The photos of the imported lines (BVN, NIN and drivers license records; a vNIN's photo is a
+   * URL and is not fetched): how many were checked, how many showed no face or were no image, and
+   * the first 100 such lines. A reported record is stored like any other.
+   */
+  photos: PhotoReport;
 }
 
 const DEFAULT_BATCH_SIZE = 2000;
@@ -80,7 +96,10 @@ const validators = new Map<string, Validator>(IDENTITY_TYPES.map((type) => [type
  * stored whole or not at all, so an interrupted import leaves whole batches and importing the
  * file again completes it: keys already stored as the file has them count as unchanged. A
  * database failure stops the import with the error: the batches before the failed one are
- * stored, and so may be the one written beside it (see BatchWriter).
+ * stored, and so may be the one written beside it (see BatchWriter). With `checkPhotos`, reading
+ * waits for the photo checks when they fall behind (photo-check.ts); a photo without a face is
+ * reported, never rejected, and a failure of the face engine stops the import as a database
+ * failure does.
  */
 export async function importRegistry(
   db: Kysely<DB>,
@@ -88,7 +107,12 @@ export async function importRegistry(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const result: ImportResult = { imported: 0, rejected: 0, new: 0, updated: 0, unchanged: 0, errors: [] };
+  const checker = options.checkPhotos ? new PhotoChecker(options.checkPhotos) : undefined;
+  let unchecked = 0;
+  const result: ImportResult = {
+    imported: 0, rejected: 0, new: 0, updated: 0, unchanged: 0, errors: [],
+    photos: { checked: 0, noFace: 0, unreadable: 0, unchecked: 0, problems: [] },
+  };
   // Keyed by type and key: one statement cannot upsert a row twice, and the last line wins.
   let batch = new Map<string, Row>();
   let batchLines = 0;
@@ -108,7 +132,13 @@ export async function importRegistry(
   };
 
   const started = performance.now();
-  const progress = (): ImportProgress => ({ read, imported: writer.storedLines, rejected: result.rejected, elapsedMs: performance.now() - started });
+  const progress = (): ImportProgress => ({
+    read,
+    imported: writer.storedLines,
+    rejected: result.rejected,
+    elapsedMs: performance.now() - started,
+    ...(checker ? { photos: { ...checker.counts, waiting: checker.waiting } } : {}),
+  });
   const onProgress = options.onProgress;
   const ticker = onProgress ? setInterval(() => onProgress(progress()), options.progressEveryMs ?? DEFAULT_PROGRESS_EVERY_MS) : undefined;
   ticker?.unref();
@@ -122,13 +152,19 @@ export async function importRegistry(
       const line = lineNumber === 1 ? text.replace(/^\uFEFF/, '') : text;
       if (line.trim() === '') continue;
       read += 1;
-      const row = parseLine(line);
-      if (typeof row === 'string') {
+      const parsed = parseLine(line);
+      if (typeof parsed === 'string') {
         result.rejected += 1;
-        if (result.errors.length < MAX_ERRORS) result.errors.push({ line: lineNumber, message: row });
+        if (result.errors.length < MAX_ERRORS) result.errors.push({ line: lineNumber, message: parsed });
         continue;
       }
+      const { row, photo } = parsed;
       result.imported += 1;
+      // Waits while the checks are behind: the line's batch is stored whatever its photo shows.
+      if (photo !== undefined) {
+        if (checker) await checker.add(lineNumber, photo);
+        else unchecked += 1;
+      }
       const id = `${row.type}:${row.key}`;
       const earlier = batch.get(id);
       // Only a batch's last line of a key reaches the database, which counts it; each line
@@ -143,11 +179,13 @@ export async function importRegistry(
     }
     await flush();
     await writer.finish();
+    await checker?.finish();
   } finally {
     clearInterval(ticker);
     lines.close();
-    await writer.settle();
+    await Promise.all([writer.settle(), checker?.settle()]);
   }
+  result.photos = checker ? checker.report() : { ...result.photos, unchecked };
   onProgress?.(progress());
   return result;
 }
@@ -265,8 +303,8 @@ export function registryIndex(keyring: Keyring, type: IdentityType, key: string)
   return keyring.blindIndex(type, key);
 }
 
-/** The row a line stores, or why it is rejected. */
-function parseLine(line: string): Row | string {
+/** The row a line stores and the photo it holds for the face match, or why it is rejected. */
+function parseLine(line: string): { row: Row; photo: string | undefined } | string {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -300,11 +338,12 @@ function parseLine(line: string): Row | string {
   const key = registryKey(identityType, record as RecordOf[IdentityType]);
   const stored = toStoredRecord(identityType, fields, key);
   if (typeof stored === 'string') return stored;
-  return {
+  const row: Row = {
     type: identityType,
     key,
     // The same normalisation as the NIN-by-phone route; an invalid number is kept but not keyed.
     phone: identityType === 'nin' ? (normalizePhone((stored as NinRecord).phone) ?? null) : null,
     record: JSON.stringify(stored),
   };
+  return { row, photo: checkablePhoto(identityType, stored) };
 }
