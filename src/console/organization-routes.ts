@@ -20,6 +20,7 @@ import { WebhookSigning } from '../portal/webhooks/routes.js';
 import { setWebhookSigning, WebhookEndpointError } from '../webhooks/endpoints.js';
 import { operatorActor, requireOperator } from './guard.js';
 import { MAX_ADJUSTMENT, MAX_ADJUSTMENT_REASON, WalletAdjustments } from './money.js';
+import { consoleFaceMatchRoutes } from './face-match-routes.js';
 import { HEALTH_WINDOW, organizationDetail, webhookHealth } from './organization-detail.js';
 import { CONSOLE_TAG } from './routes.js';
 
@@ -96,7 +97,7 @@ const ConsolePrice = Type.Object({ ...Price.properties, defaultPrice: Kobo('The 
 
 /**
  * The console's view of one organization (detail, branding read-only, ledger with operators, CSV) and its money:
- * credits and debits with a reason, and the installation's prices. Operators only.
+ * credits and debits with a reason, its face-match threshold (face-match-routes.ts), and the installation's prices. Operators only.
  */
 export async function consoleOrganizationRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -104,6 +105,8 @@ export async function consoleOrganizationRoutes(parent: FastifyInstance, { db, c
   const usage = new UsageCounter(db);
   const adjustments = new WalletAdjustments(db, { mail, publicUrl: config.publicUrl });
   app.addHook('onClose', () => adjustments.flush());
+  // The organization's face-match threshold, in a file of its own.
+  await app.register(consoleFaceMatchRoutes, { db });
 
   /** An organization that exists, by id: anything else is 404. */
   async function existing(orgId: string): Promise<string> {

@@ -1336,6 +1336,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/organizations/{orgId}/face-match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's face-match threshold (set or the default), the bounds, and the measured error rates at each threshold */
+        get: operations["consoleGetFaceMatchThreshold"];
+        /**
+         * Set the organization's face-match threshold (a whole score from 35 to 50), or "default"
+         * @description The organization's next face match, through the biometrics endpoint or a verification session, is decided at it, and its record's `matchingThreshold` says so. A higher threshold falsely matches fewer different people and turns away more genuine ones. Audited with the threshold before and after.
+         */
+        put: operations["consoleSetFaceMatchThreshold"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/organizations/{orgId}": {
         parameters: {
             query?: never;
@@ -9831,6 +9852,303 @@ export interface operations {
                 };
                 content: {
                     "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleGetFaceMatchThreshold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        /** @description The threshold in force: the lowest score out of 100 the organization's face matches call a match */
+                        matchingThreshold: number;
+                        /** @description Set for this organization; false: the default */
+                        custom: boolean;
+                        defaultThreshold: number;
+                        /** @description The thresholds an operator may set */
+                        bounds: {
+                            min: number;
+                            max: number;
+                        };
+                        updatedAt: string | null;
+                        /** @description The face match's errors at each threshold, per group, on labelled photos of real people (bench/face-accuracy.ts; docs/biometrics.md) */
+                        measured: {
+                            /** @description The face model measured */
+                            model: string;
+                            /** @description YYYY-MM-DD */
+                            measuredOn: string;
+                            photos: number;
+                            people: number;
+                            /** @description One row per threshold an operator may set, strictest first */
+                            rows: {
+                                score: number;
+                                /** @description Both people Black */
+                                blackBlack: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                                /** @description Neither person Black */
+                                otherOther: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                                /** @description One Black person and one other: impostor pairs only */
+                                cross: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleSetFaceMatchThreshold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A whole score from 35 to 50, or "default" */
+                    matchingThreshold: number | "default";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgId: string;
+                        /** @description The threshold in force: the lowest score out of 100 the organization's face matches call a match */
+                        matchingThreshold: number;
+                        /** @description Set for this organization; false: the default */
+                        custom: boolean;
+                        defaultThreshold: number;
+                        /** @description The thresholds an operator may set */
+                        bounds: {
+                            min: number;
+                            max: number;
+                        };
+                        updatedAt: string | null;
+                        /** @description The face match's errors at each threshold, per group, on labelled photos of real people (bench/face-accuracy.ts; docs/biometrics.md) */
+                        measured: {
+                            /** @description The face model measured */
+                            model: string;
+                            /** @description YYYY-MM-DD */
+                            measuredOn: string;
+                            photos: number;
+                            people: number;
+                            /** @description One row per threshold an operator may set, strictest first */
+                            rows: {
+                                score: number;
+                                /** @description Both people Black */
+                                blackBlack: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                                /** @description Neither person Black */
+                                otherOther: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                                /** @description One Black person and one other: impostor pairs only */
+                                cross: {
+                                    /** @description Pairs of two photos of one person */
+                                    genuinePairs: number;
+                                    /** @description Pairs of photos of two different people */
+                                    impostorPairs: number;
+                                    /** @description Impostor pairs that would match at this threshold */
+                                    falseMatches: number;
+                                    /** @description Genuine pairs that would not match at this threshold */
+                                    falseNonMatches: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
                         /** @enum {string} */
                         status: "error";
                         code: string;
