@@ -4,7 +4,8 @@ import { putFile, recordFiles, sniffImage, type StoredFile } from '../files/serv
 import { decodeForDetection, ImageError } from '../identities/biometrics/image.js';
 import { UnusableHeldPhoto, type BiometricIdType } from '../identities/biometrics/matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
-import { MATCH_THRESHOLD, distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
+import { distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
+import { matchThresholdOf } from '../identities/biometrics/threshold-setting.js';
 import type { LivenessDecision } from '../identities/liveness/engine.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
@@ -169,8 +170,9 @@ async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, uploa
   };
 }
 
-function faceMatchCheck(matchScore: number | null, passed: boolean, reasons: SessionReason[]): FaceMatchCheck {
-  return { passed, matchScore, matchingThreshold: distanceToScore(MATCH_THRESHOLD), maxScore: MAX_SCORE, reasons, simulated: false };
+/** `threshold`: the distance the match was decided at (the organization's when it ran), recorded as a score. */
+function faceMatchCheck(threshold: number, matchScore: number | null, passed: boolean, reasons: SessionReason[]): FaceMatchCheck {
+  return { passed, matchScore, matchingThreshold: distanceToScore(threshold), maxScore: MAX_SCORE, reasons, simulated: false };
 }
 
 /** The ID an attempt's face is compared with: the session's when its frames were claimed. */
@@ -210,25 +212,29 @@ async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal
   }
 }
 
-/** The frontal frame against the ID's registry photo, with the biometrics face matcher. */
+/**
+ * The frontal frame against the ID's registry photo, with the biometrics face matcher, at the
+ * organization's threshold as it is now (an operator may have changed it since the session began).
+ */
 async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
+  const threshold = await matchThresholdOf(deps.db, row.org_id);
   const photo = await registryPhoto(deps, row, id);
-  if (!photo) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
+  if (!photo) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
   let image;
   try {
     image = await decodeForDetection(frontal);
   } catch (err) {
-    if (err instanceof ImageError) return faceMatchCheck(null, false, ['FACE_MISMATCH']);
+    if (err instanceof ImageError) return faceMatchCheck(threshold, null, false, ['FACE_MISMATCH']);
     throw err;
   }
   try {
-    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, image);
-    return faceMatchCheck(matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
+    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, image, threshold);
+    return faceMatchCheck(threshold, matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
   } catch (err) {
     // No face in the registry's photo, or one that does not decode, is no photo to compare with;
     // no face in the frame (400) is a mismatch.
-    if (err instanceof UnusableHeldPhoto) return faceMatchCheck(null, false, ['NO_REGISTRY_PHOTO']);
-    if (err instanceof ApiError && err.code === 'BAD_REQUEST') return faceMatchCheck(null, false, ['FACE_MISMATCH']);
+    if (err instanceof UnusableHeldPhoto) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
+    if (err instanceof ApiError && err.code === 'BAD_REQUEST') return faceMatchCheck(threshold, null, false, ['FACE_MISMATCH']);
     throw err;
   }
 }

@@ -4,7 +4,8 @@ import type { Registry } from '../identities/registry/registry.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { Scope } from '../platform/pagination.js';
-import { distanceToScore, MATCH_THRESHOLD, MAX_SCORE } from '../identities/biometrics/score.js';
+import { distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
+import { matchThresholdOf } from '../identities/biometrics/threshold-setting.js';
 import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
 import { ID_TYPE_RULES } from './input.js';
 import { renderSession, type SessionRecord } from './render.js';
@@ -39,6 +40,8 @@ export async function completeSessionForTest(
 ): Promise<SessionRecord> {
   if (scope.mode !== 'test') throw sessionNotFound();
   const org = await organizationFacts(db, scope.orgId);
+  // The simulated face match records the threshold a real one would have been decided at.
+  const matchingThreshold = distanceToScore(await matchThresholdOf(db, scope.orgId));
   return db.transaction().execute(async (trx) => {
     const row = await lockSession(trx, scope, publicId);
     if (!row) throw sessionNotFound();
@@ -70,7 +73,7 @@ export async function completeSessionForTest(
         checks.liveness = { passed, attempts: Math.max(1, row.liveness_attempts), scores: null, challenges: [], reasons: passed ? [] : [reason!], simulated: true };
         if (passed && row.check_face_match) {
           const matched = failing !== 'faceMatch';
-          checks.faceMatch = { passed: matched, matchScore: null, matchingThreshold: distanceToScore(MATCH_THRESHOLD), maxScore: MAX_SCORE, reasons: matched ? [] : [reason!], simulated: true };
+          checks.faceMatch = { passed: matched, matchScore: null, matchingThreshold, maxScore: MAX_SCORE, reasons: matched ? [] : [reason!], simulated: true };
         }
       }
     }

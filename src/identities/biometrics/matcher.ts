@@ -5,7 +5,7 @@ import { metrics } from '../../platform/metrics.js';
 import { sharedFaceEngine, type FaceEngine } from './face-engine.js';
 import { decodeForDetection, ImageError, type DecodedImage } from './image.js';
 import { LruCache } from './lru.js';
-import { photoMatching, type PhotoMatching } from './score.js';
+import { MATCH_THRESHOLD, photoMatching, type PhotoMatching } from './score.js';
 
 /** The identity types biometrics compares against, as the spec names them (`frsc`: drivers license). */
 export type BiometricIdType = 'nin' | 'frsc' | 'bvn';
@@ -52,11 +52,14 @@ export class FaceMatcher {
     this.held = new LruCache(cacheEntries);
   }
 
-  /** Throws 400 for a supplied photo without a face, UnusableHeldPhoto when the one on record cannot be compared. */
-  async match(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
+  /**
+   * Decided at `threshold`, a distance (the organization's: threshold-setting.ts). Throws 400 for
+   * a supplied photo without a face, UnusableHeldPhoto when the one on record cannot be compared.
+   */
+  async match(held: HeldPhoto, supplied: DecodedImage | Float32Array, threshold = MATCH_THRESHOLD): Promise<PhotoMatching> {
     const stop = metrics.faceMatchDuration.startTimer();
     try {
-      const matching = await this.compare(held, supplied);
+      const matching = await this.compare(held, supplied, threshold);
       stop({ outcome: matching.match ? 'match' : 'no_match' });
       return matching;
     } catch (err) {
@@ -77,11 +80,11 @@ export class FaceMatcher {
     return face.descriptor;
   }
 
-  private async compare(held: HeldPhoto, supplied: DecodedImage | Float32Array): Promise<PhotoMatching> {
+  private async compare(held: HeldPhoto, supplied: DecodedImage | Float32Array, threshold: number): Promise<PhotoMatching> {
     const descriptor = supplied instanceof Float32Array ? supplied : await this.describeSupplied(supplied);
     const heldDescriptor = await this.heldDescriptor(held);
     if (!heldDescriptor) throw new UnusableHeldPhoto('no_face');
-    return photoMatching(heldDescriptor, descriptor);
+    return photoMatching(heldDescriptor, descriptor, threshold);
   }
 
   private heldDescriptor(held: HeldPhoto): Promise<Float32Array | null> {

@@ -16,6 +16,7 @@ import { FaceMatcher, UnusableHeldPhoto, type BiometricIdType } from './matcher.
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS, PhotoFetchError } from './photo-url.js';
 import type { PhotoMatching } from './score.js';
 import { BiometricsForm, BiometricsJson, BiometricsResponses, type BiometricsBody } from './schemas.js';
+import { matchThresholdOf } from './threshold-setting.js';
 
 const PATH = '/v1/verifications/identities/biometrics';
 /** The spec's sample request omits `/v1`; it is accepted as an alias and left out of the docs. */
@@ -258,8 +259,10 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
           // A record that cannot be compared (no photo, none that decodes, no face in it) answers
           // as an unknown number does, uncharged: an answer of its own would tell that the number exists.
           if (!record.photo) return unusable(request, idType, 'no_photo');
+          // The organization's threshold as it is now: an operator's change applies to the next match.
+          const threshold = await matchThresholdOf(db, orgId);
           try {
-            return { record, matching: await matcher.match({ mode, idType, idNumber, photo: record.photo }, face) };
+            return { record, matching: await matcher.match({ mode, idType, idNumber, photo: record.photo }, face, threshold) };
           } catch (err) {
             if (err instanceof UnusableHeldPhoto) return unusable(request, idType, err.reason);
             throw err;

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ConsentBody } from '../../consent/consent.js';
 import { ErrorStyleB, identityErrors, success } from '../schemas.js';
+import { distanceToScore, MATCH_SCORE_BOUNDS, MATCH_THRESHOLD } from './score.js';
 
 const ID_TYPE = Type.String({ description: '`nin`, `frsc` (drivers license) or `bvn`' });
 const ID_NUMBER = Type.String({ description: 'The NIN, BVN (11 digits) or drivers license number' });
@@ -39,7 +40,9 @@ export const BiometricsData = Type.Object({
   photoMatching: Type.Object({
     match: Type.Boolean({ description: 'matchScore ≥ matchingThreshold' }),
     matchScore: Type.Number({ description: 'Similarity of the two faces, 0 to maxScore: 100 × (1 − descriptor distance)' }),
-    matchingThreshold: Type.Number({ description: 'The lowest score called a match' }),
+    matchingThreshold: Type.Number({
+      description: `The lowest score called a match: the threshold this match was decided at, the account's when its account manager set one (${MATCH_SCORE_BOUNDS.min} to ${MATCH_SCORE_BOUNDS.max}), else the default (${distanceToScore(MATCH_THRESHOLD)})`,
+    }),
     maxScore: Type.Number(),
   }),
 });
