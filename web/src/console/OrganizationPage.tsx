@@ -10,6 +10,7 @@ import { Pager } from '../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { DataTable } from '../components/table';
 import { DataProtectionSection } from './DataProtectionSection';
+import { FaceMatchSection } from './FaceMatchSection';
 import { NairaInput, nairaToKobo } from './money';
 
 type Detail = operations['consoleGetOrganization']['responses'][200]['content']['application/json'];
@@ -182,6 +183,8 @@ export function OrganizationPage() {
       <LedgerSection orgId={org.id} balance={org.balance} />
 
       <DataProtectionSection orgId={org.id} name={org.name} />
+
+      <FaceMatchSection orgId={org.id} name={org.name} />
 
       {adjusting && <AdjustModal orgId={org.id} name={org.name} balance={org.balance} onClose={() => setAdjusting(false)} />}
     </Stack>
