@@ -1,0 +1,207 @@
+/**
+ * `npx tsx bench/face-match-api.ts [--faces DIR] [--impostors N] [--json]`: the face match's error
+ * rates per group through the public API, as a customer meets them (issue 50, "What it must show").
+ *
+ * A real server (dist/, built if stale) on an embedded database of its own, in a temporary folder.
+ * Each person of labels/eval_set.json is a live NIN record whose photo is that person's first photo
+ * (one photo each, as a registry holds); each of their other photos is sent to
+ * POST /v1/verifications/identities/biometrics against their own NIN (a genuine trial) and against
+ * N other people's NINs of the same group, drawn with a fixed seed (impostor trials; default 7 for
+ * Black people, 3 for the others), and N/2 of the other group (cross). Reported per group, with
+ * the trial counts: genuine trials rejected (no match, or no face found in the photo sent), false
+ * matches, and the server's CPU per request. The photos are read from DIR (default
+ * ../shared/faces) at run time and sent over loopback only; without the folder the script says so
+ * and exits 0.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ensureBuilt } from './lib/build.js';
+import { deferCleanup } from './lib/cleanup.js';
+import { cpuSeconds } from './lib/cpu.js';
+import { BenchError } from './lib/errors.js';
+import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from './lib/processes.js';
+
+interface EvalEntry {
+  path: string;
+  id: string;
+  group: string;
+}
+
+interface Person {
+  id: string;
+  group: string;
+  nin: string;
+  photos: string[];
+}
+
+type Outcome = 'match' | 'no_match' | 'no_face';
+
+interface Tally {
+  genuineTrials: number;
+  genuineRejected: number;
+  genuineNoFace: number;
+  impostorTrials: number;
+  falseMatches: number;
+  impostorNoFace: number;
+}
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CONCURRENCY = 2;
+
+/** A small seeded generator (mulberry32): the same impostor draws on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function draw<T>(pool: readonly T[], count: number, random: () => number): T[] {
+  const copy = [...pool];
+  const picked: T[] = [];
+  while (picked.length < count && copy.length > 0) picked.push(copy.splice(Math.floor(random() * copy.length), 1)[0]!);
+  return picked;
+}
+
+const emptyTally = (): Tally => ({ genuineTrials: 0, genuineRejected: 0, genuineNoFace: 0, impostorTrials: 0, falseMatches: 0, impostorNoFace: 0 });
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { faces: { type: 'string' }, impostors: { type: 'string' }, json: { type: 'boolean' } } });
+  const dir = path.resolve(REPO_ROOT, values.faces ?? '../shared/faces');
+  const evalSet = path.join(dir, 'labels', 'eval_set.json');
+  if (!existsSync(evalSet) || !existsSync(path.join(dir, 'lfw-subset'))) {
+    process.stdout.write(`face-match-api: skipped, no face data: ${evalSet} or ${path.join(dir, 'lfw-subset')} is missing (see --faces)\n`);
+    return;
+  }
+  const impostorsOption = values.impostors === undefined ? undefined : Number(values.impostors);
+  if (impostorsOption !== undefined && !(Number.isInteger(impostorsOption) && impostorsOption >= 0)) throw new BenchError('--impostors takes a whole number');
+  const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 7 : 3);
+  const log = (line: string) => {
+    if (!values.json) process.stdout.write(`${line}\n`);
+  };
+
+  const entries = JSON.parse(await readFile(evalSet, 'utf8')) as EvalEntry[];
+  const people = new Map<string, Person>();
+  for (const entry of entries) {
+    const person = people.get(entry.id) ?? { id: entry.id, group: entry.group, nin: `7${String(people.size + 1).padStart(10, '0')}`, photos: [] };
+    person.photos.push(entry.path);
+    people.set(entry.id, person);
+  }
+  const photoBase64 = async (file: string) => (await readFile(path.join(dir, 'lfw-subset', file))).toString('base64');
+
+  const main = ensureBuilt(REPO_ROOT);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vouch-face-api-'));
+  const removeDir = deferCleanup(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const env: Env = { VOUCH_DATA_DIR: dataDir, VOUCH_DEMO: 'off', LOG_LEVEL: 'warn' };
+  delete process.env.DATABASE_URL;
+  const vouch = (...args: string[]) => runCommand(process.execPath, [main, ...args], { cwd: REPO_ROOT, env });
+  try {
+    await vouch('migrate', '--json');
+    const org = lastJsonLine<{ liveSecret: string }>(await vouch('org', 'create', '--name', 'Face bench', '--enable', '--fund', '100000000000', '--json'));
+    // The registry: each person's first photo, under a NIN of their own (no name of theirs is stored).
+    const lines: string[] = [];
+    for (const person of people.values()) {
+      const record = { nin: person.nin, firstname: 'Test', lastname: `Person${person.nin.slice(-4)}`, gender: 'Male', birthdate: '01-01-1970', photo: await photoBase64(person.photos[0]!) };
+      lines.push(JSON.stringify({ type: 'nin', record }));
+    }
+    const registryFile = path.join(dataDir, 'registry.jsonl');
+    writeFileSync(registryFile, `${lines.join('\n')}\n`);
+    await vouch('registry', 'import', registryFile, '--json');
+    rmSync(registryFile);
+
+    // The trials: every photo but the enrolled one, against its own NIN and drawn others.
+    const random = seeded(50);
+    const all = [...people.values()];
+    const trials: { photo: string; nin: string; group: string; genuine: boolean }[] = [];
+    for (const person of all) {
+      const sameGroup = all.filter((other) => other !== person && other.group === person.group);
+      const otherGroup = all.filter((other) => other.group !== person.group);
+      for (const photo of person.photos.slice(1)) {
+        trials.push({ photo, nin: person.nin, group: `${person.group}–${person.group}`, genuine: true });
+        for (const other of draw(sameGroup, impostorsFor(person.group), random)) trials.push({ photo, nin: other.nin, group: `${person.group}–${person.group}`, genuine: false });
+        for (const other of draw(otherGroup, Math.floor(impostorsFor(person.group) / 2), random)) trials.push({ photo, nin: other.nin, group: 'cross', genuine: false });
+      }
+    }
+
+    const server = await startServer({ name: 'vouch', command: process.execPath, args: [main, 'serve'], cwd: REPO_ROOT, env: { ...env, ...NO_RATE_LIMITS }, readyTimeoutMs: 60_000 });
+    const tallies = new Map<string, Tally>();
+    let cpuSecondsUsed = 0;
+    try {
+      const send = async (photo: string, nin: string): Promise<Outcome> => {
+        const response = await fetch(`${server.url}/v1/verifications/identities/biometrics`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${org.liveSecret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ idType: 'nin', idNumber: nin, photo: await photoBase64(photo) }),
+        });
+        const text = await response.text();
+        if (response.status === 400 && /No face was found in the supplied photo/.test(text)) return 'no_face';
+        if (response.status !== 200) throw new BenchError(`biometrics answered ${response.status}: ${text.slice(0, 300)}`);
+        return (JSON.parse(text) as { data: { photoMatching: { match: boolean } } }).data.photoMatching.match ? 'match' : 'no_match';
+      };
+      // The registry photos are described once each (the server caches them), before the clock starts.
+      for (const person of all) await send(person.photos[0]!, person.nin);
+      const cpuBefore = cpuSeconds(server.pid) ?? 0;
+      let next = 0;
+      let done = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < trials.length) {
+            const trial = trials[next++]!;
+            const outcome = await send(trial.photo, trial.nin);
+            const tally = tallies.get(trial.group) ?? emptyTally();
+            if (trial.genuine) {
+              tally.genuineTrials++;
+              if (outcome !== 'match') tally.genuineRejected++;
+              if (outcome === 'no_face') tally.genuineNoFace++;
+            } else {
+              tally.impostorTrials++;
+              if (outcome === 'match') tally.falseMatches++;
+              if (outcome === 'no_face') tally.impostorNoFace++;
+            }
+            tallies.set(trial.group, tally);
+            if (++done % 500 === 0) process.stderr.write(`face-match-api: ${done} of ${trials.length} requests\n`);
+          }
+        }),
+      );
+      cpuSecondsUsed = (cpuSeconds(server.pid) ?? 0) - cpuBefore;
+    } finally {
+      await server.stop();
+    }
+
+    const pct = (count: number, of: number, places: number) => (of > 0 ? `${((count / of) * 100).toFixed(places)} %` : '–');
+    const result = {
+      faces: dir,
+      people: people.size,
+      requests: trials.length,
+      serverCpuMsPerRequest: (cpuSecondsUsed * 1000) / trials.length,
+      machine: { cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model, node: process.version },
+      groups: Object.fromEntries(['black–black', 'other–other', 'cross'].filter((key) => tallies.has(key)).map((key) => [key, tallies.get(key)!])),
+    };
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+    log(`${result.requests.toLocaleString('en-GB')} requests to POST /v1/verifications/identities/biometrics, ${result.people} people enrolled with one photo each`);
+    log('');
+    log('pairs         | genuine trials | rejected (no face)    | impostor trials | false matches');
+    log('--------------|----------------|-----------------------|-----------------|---------------------');
+    for (const [key, t] of Object.entries(result.groups)) {
+      const rejected = t.genuineTrials > 0 ? `${pct(t.genuineRejected, t.genuineTrials, 1)} (${t.genuineRejected}; ${t.genuineNoFace})` : '–';
+      log(`${key.padEnd(13)} | ${String(t.genuineTrials).padStart(14)} | ${rejected.padEnd(21)} | ${String(t.impostorTrials).padStart(15)} | ${pct(t.falseMatches, t.impostorTrials, 3)} (${t.falseMatches})`);
+    }
+    log('');
+    log(`server CPU per request: ${result.serverCpuMsPerRequest.toFixed(1)} ms (${result.machine.cpus} CPUs, ${result.machine.cpu}, Node ${result.machine.node})`);
+  } finally {
+    await removeDir();
+  }
+}
+
+await main();
