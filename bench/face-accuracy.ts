@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_DETECTOR, FACE_MODEL, FaceEngine, type DetectorSettings } from '../src/identities/biometrics/face-engine.js';
+import { DEFAULT_DETECTOR, FACE_MODEL, FaceEngine, type DetectorSettings, type FaceQuality } from '../src/identities/biometrics/face-engine.js';
 import { decodeForDetection } from '../src/identities/biometrics/image.js';
 import { faceDistance, MATCH_SCORE_BOUNDS, MATCH_THRESHOLD, scoreToDistance } from '../src/identities/biometrics/score.js';
 import { atTargetFmr, enumeratePairs, mergePairs, nearestRank, ratesAt, type LabelledFace, type PairSet } from './lib/face-stats.js';
@@ -46,6 +46,8 @@ interface Described extends LabelledFace {
   cpuMs: number;
   wallMs: number;
   decodeCpuMs: number;
+  /** The engine's quality readings and the face's width in the decoded image, when a face was found. */
+  quality: (FaceQuality & { faceWidth: number }) | undefined;
 }
 
 const TARGET_FMRS = [0.001, 0.0001];
@@ -79,6 +81,7 @@ async function describeAll(dir: string, entries: EvalEntry[], detector: Detector
         group: entry.group,
         tier: entry.tier,
         descriptor: face?.descriptor,
+        quality: face ? { ...face.quality, faceWidth: face.box.width } : undefined,
         cpuMs,
         wallMs: performance.now() - started,
         decodeCpuMs,
@@ -204,6 +207,14 @@ async function main(): Promise<void> {
     if (!face.descriptor) person.noFace++;
     people.set(face.id, person);
   }
+  const qualityOf = (group: string) => {
+    const found = faces.filter((face) => face.group === group && face.quality);
+    const spread = (key: keyof NonNullable<Described['quality']>) => {
+      const sorted = found.map((face) => face.quality![key]).sort((a, b) => a - b);
+      return { p1: nearestRank(sorted, 0.01), p5: nearestRank(sorted, 0.05), p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99) };
+    };
+    return { photos: found.length, brightness: spread('brightness'), sharpness: spread('sharpness'), eyeOpenness: spread('eyeOpenness'), faceWidth: spread('faceWidth') };
+  };
   const sortedCpu = faces.map((face) => face.cpuMs).sort((a, b) => a - b);
   const sortedWall = faces.map((face) => face.wallMs).sort((a, b) => a - b);
   const sortedDecode = faces.map((face) => face.decodeCpuMs).sort((a, b) => a - b);
@@ -225,6 +236,7 @@ async function main(): Promise<void> {
         .filter(([, person]) => person.noFace > 0)
         .map(([id, person]) => ({ id, ...person, paths: noFace.filter((face) => face.id === id).map((face) => face.path) })),
     },
+    quality: { black: qualityOf('black'), other: qualityOf('other') },
     cpuPerFace: {
       measure: 'process.cpuUsage() over FaceEngine.describe (every thread of the process, in practice the engine worker: detection, landmarks, descriptor); decoding apart',
       engineMs: { median: nearestRank(sortedCpu, 0.5), p95: nearestRank(sortedCpu, 0.95) },
@@ -259,6 +271,12 @@ async function main(): Promise<void> {
   }
   for (const person of result.failureToAcquire.people) {
     log(`  ${person.id.replaceAll('_', ' ')} (${person.group}${person.tier ? `, ${person.tier}` : ''}): ${person.noFace} of ${person.photos}`);
+  }
+  log('');
+  log('quality readings of the faces found (p1 / p5 / p50 / p95 / p99):');
+  for (const [group, q] of Object.entries(result.quality)) {
+    const row = (spread: Record<string, number | undefined>) => Object.values(spread).map((v) => fixed(v, 2)).join(' / ');
+    log(`  ${group} (${q.photos} photos): brightness ${row(q.brightness)}; sharpness ${row(q.sharpness)}; eye openness ${row(q.eyeOpenness)}; face width px ${row(q.faceWidth)}`);
   }
   log('');
   const { engineMs, wallMs, decodeMs } = result.cpuPerFace;

@@ -14,6 +14,17 @@ export interface Face {
   descriptor: Float32Array;
   /** How many faces the image held; the largest one is described. */
   facesFound: number;
+  quality: FaceQuality;
+}
+
+/** What the engine saw of the described face's usability (quality.ts judges it). */
+export interface FaceQuality {
+  /** Mean brightness of the inner face, 0–255, as the model sees it. */
+  brightness: number;
+  /** Variance of the Laplacian of the inner face's luma at the model's 112 px: low is blurred or tiny. */
+  sharpness: number;
+  /** Eye aspect ratio, both eyes averaged: about 0.3 open, under 0.15 shut. */
+  eyeOpenness: number;
 }
 
 export interface DetectorSettings {
@@ -35,7 +46,7 @@ export const DEFAULT_DETECTOR: DetectorSettings = { tinyInputSizes: [320, 224, 1
 export const FACE_MODEL = 'fr_feature-512';
 
 type WorkerReply =
-  | { id: number; faces: number; face: { box: Face['box']; score: number; descriptor: number[] } | null }
+  | { id: number; faces: number; face: { box: Face['box']; score: number; descriptor: number[]; quality: FaceQuality } | null }
   | { id: number; error: string };
 
 const require = createRequire(import.meta.url);
@@ -71,7 +82,7 @@ export class FaceEngine {
     const reply = await this.start().send(message, transfer);
     if ('error' in reply) throw new Error(`face model failed: ${reply.error}`);
     const { face, faces } = reply;
-    return face ? { box: face.box, score: face.score, descriptor: Float32Array.from(face.descriptor), facesFound: faces } : undefined;
+    return face ? { box: face.box, score: face.score, descriptor: Float32Array.from(face.descriptor), facesFound: faces, quality: face.quality } : undefined;
   }
 
   private start(): WorkerCalls<WorkerReply> {

@@ -16,7 +16,8 @@
  * thread by one that refuses.
  *
  * Protocol (typed on the other side in face-engine.ts): in `{ id, pixels, width, height }` (RGB
- * bytes, transferred); out `{ id, faces, face }` with the largest face, or `{ id, error }`.
+ * bytes, transferred); out `{ id, faces, face }` with the largest face (box, detector score,
+ * descriptor, quality), or `{ id, error }`.
  */
 export const WORKER_SOURCE = String.raw`
 'use strict';
@@ -133,8 +134,43 @@ function alignedInput(pixels, width, height, t) {
   return out;
 }
 
-async function descriptorOf(session, job, positions) {
-  const input = alignedInput(job.pixels, job.width, job.height, similarity(fivePoints(positions)));
+/**
+ * How usable the aligned face is, from the model's own input (so every photo is judged at the
+ * same scale): mean brightness (0–255) and the variance of the Laplacian (sharpness) of its luma
+ * over the inner face (the template's eyes-to-mouth box, away from hair and background).
+ */
+function imageQuality(input) {
+  const plane = SIZE * SIZE;
+  const luma = new Float32Array(plane);
+  for (let i = 0; i < plane; i++) {
+    luma[i] = (0.299 * input[i] + 0.587 * input[plane + i] + 0.114 * input[2 * plane + i]) * 128 + 127.5;
+  }
+  let sum = 0;
+  let count = 0;
+  let lapSum = 0;
+  let lapSquares = 0;
+  for (let y = 32; y < 100; y++) {
+    for (let x = 28; x < 84; x++) {
+      const at = y * SIZE + x;
+      sum += luma[at];
+      count++;
+      const lap = luma[at - 1] + luma[at + 1] + luma[at - SIZE] + luma[at + SIZE] - 4 * luma[at];
+      lapSum += lap;
+      lapSquares += lap * lap;
+    }
+  }
+  const lapMean = lapSum / count;
+  return { brightness: sum / count, sharpness: lapSquares / count - lapMean * lapMean };
+}
+
+/** Eye aspect ratio (Soukupová and Čech): the eye's height over its width, both eyes averaged; about 0.3 open, under 0.15 shut. */
+function eyeOpenness(positions) {
+  const d = (a, b) => Math.hypot(positions[a].x - positions[b].x, positions[a].y - positions[b].y);
+  const ratio = (p) => (d(p + 1, p + 5) + d(p + 2, p + 4)) / (2 * d(p, p + 3) || 1);
+  return (ratio(36) + ratio(42)) / 2;
+}
+
+async function descriptorOf(session, input) {
   const outputs = await session.run({ [session.inputNames[0]]: new ort.Tensor('float32', input, [1, 3, SIZE, SIZE]) });
   const raw = outputs[session.outputNames[0]].data;
   let norm = 0;
@@ -160,12 +196,14 @@ async function describe(job) {
   } finally {
     input.dispose();
   }
-  const descriptor = await descriptorOf(session, job, positions);
+  const aligned = alignedInput(job.pixels, job.width, job.height, similarity(fivePoints(positions)));
+  const descriptor = await descriptorOf(session, aligned);
   const { x, y, width, height } = largest.box;
+  const quality = { ...imageQuality(aligned), eyeOpenness: eyeOpenness(positions) };
   return {
     id: job.id,
     faces: detections.length,
-    face: { box: { x, y, width, height }, score: largest.score, descriptor },
+    face: { box: { x, y, width, height }, score: largest.score, descriptor, quality },
   };
 }
 
