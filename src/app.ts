@@ -221,6 +221,7 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
     faceMatchCaps: config.faceMatchCaps,
     capacity: faceMatchCapacity,
     matcher: faceMatcher,
+    faceMatchGateway: live instanceof UpstreamRouter ? live : undefined,
   });
 
   // Field verifications: address and business records, the agents who visit, and their photos.

@@ -80,6 +80,12 @@ export const metrics = {
     labelNames: ['source', 'outcome'] as const,
     registers: [processRegistry],
   }),
+  upstreamFaceMatches: new client.Counter({
+    name: 'vouch_upstream_face_matches_total',
+    help: 'Face matches asked of an upstream source, by source and outcome (match, no_match, not_found, or the failure: connection, timeout, http, malformed, refused)',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [processRegistry],
+  }),
   upstreamDuration: new client.Histogram({
     name: 'vouch_upstream_duration_seconds',
     help: 'Time an upstream source took to answer or fail, by source',

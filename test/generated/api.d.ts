@@ -165,7 +165,7 @@ export interface paths {
         put?: never;
         /**
          * Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)
-         * @description Send `multipart/form-data` with `photo` (file) or `photoUrl`, or JSON with `photo` (base64) or `photoUrl`; one of the two, 1 MB at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with `Retry-After`. The `/v1`-less path `/verifications/identities/biometrics` is an alias.
+         * @description Send `multipart/form-data` with `photo` (file) or `photoUrl`, or JSON with `photo` (base64) or `photoUrl`; one of the two, 1 MB at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with `Retry-After`. In live mode an operator may route the account's face matches to an upstream provider's selfie match (`faceMatchEngine` names the engine that decided); when it cannot answer and the local engine is not its fallback, 503 with `Retry-After`, uncharged. The `/v1`-less path `/verifications/identities/biometrics` is an alias.
          */
         post: operations["matchBiometrics"];
         delete?: never;
@@ -2442,6 +2442,8 @@ export interface operations {
                                 matchingThreshold: number;
                                 maxScore: number;
                             };
+                            /** @description Which engine decided `photoMatching` (not in the spec): `local`, the face model of this service, or the name of the upstream provider the operator routes the account's live face matches to; then `photoMatching` is on that provider's scale */
+                            faceMatchEngine: string;
                         };
                     };
                 };

@@ -202,6 +202,7 @@ describe('biometrics: POST /v1/verifications/identities/biometrics', () => {
           nationality: 'Nigerian',
           photo: nin.photo,
           photoMatching: { match: true, matchScore: expect.any(Number), matchingThreshold: 42, maxScore: 100 },
+          faceMatchEngine: 'local',
         },
       });
       expect(body.data.photoMatching.matchScore).toBeGreaterThanOrEqual(70);

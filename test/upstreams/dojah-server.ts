@@ -8,6 +8,8 @@ import type { Socket } from 'node:net';
  * documented bodies in test/fixtures/upstreams/dojah (sources in its README.md), the `AppId` and
  * `Authorization` headers checked, 404 with `{"error": …}` for an unknown identifier. `override`
  * lets a test replace the next answers (a 500, garbage, a body with a field missing, no answer).
+ * The selfie endpoints (POST `/api/v1/kyc/{bvn,nin}/verify`) know the numbers in `faces`: the
+ * documented match body for a selfie listed there, the documented non-match for any other.
  */
 
 const FIXTURES = new URL('../fixtures/upstreams/dojah/', import.meta.url);
@@ -56,8 +58,10 @@ export interface DojahServer {
   url: string;
   appId: string;
   secretKey: string;
-  /** Every request received: path, query and the two credential headers. */
-  requests: { path: string; query: Record<string, string>; appId?: string; authorization?: string }[];
+  /** Every request received: path, query, the two credential headers, and a POST's content type and JSON body. */
+  requests: { path: string; query: Record<string, string>; appId?: string; authorization?: string; contentType?: string; body?: Record<string, unknown> }[];
+  /** The numbers the selfie endpoints know, each with the selfies (as sent, base64) of its holder. */
+  faces: Map<string, Set<string>>;
   /** Replaces Dojah's answer while set: an Answer, a function of the documented one, or 'hang'. */
   override?: 'hang' | ((documented: Answer) => Answer);
   close(): Promise<void>;
@@ -77,12 +81,36 @@ function documentedAnswer(path: string, query: Record<string, string>): Answer {
   return fixture ? json(200, dojahFixture(fixture)) : json(404, route.notFound);
 }
 
+/** The selfie endpoints: the number's parameter and the documented match body. */
+const FACE_ROUTES: Record<string, { param: string; fixture: string }> = {
+  '/api/v1/kyc/bvn/verify': { param: 'bvn', fixture: 'bvn-selfie' },
+  '/api/v1/kyc/nin/verify': { param: 'nin', fixture: 'nin-selfie' },
+};
+
+function faceAnswer(path: string, body: Record<string, unknown> | undefined, faces: Map<string, Set<string>>): Answer {
+  const route = FACE_ROUTES[path];
+  if (!route) return { status: 404, body: '<html><body>Cannot POST</body></html>' };
+  const key = body?.[route.param];
+  const selfie = body?.selfie_image;
+  if (typeof key !== 'string' || key === '') return json(400, { error: `${route.param} is required` });
+  // The pages ask for the bare base64 of a JPEG ("the buffer starting with /9"), no data: prefix.
+  if (typeof selfie !== 'string' || !selfie.startsWith('/9')) return json(400, { error: 'selfie_image must be a base64 JPEG' });
+  const holder = faces.get(key);
+  if (!holder) return json(404, RESULT_NOT_FOUND);
+  const documented = dojahFixture(route.fixture);
+  const entity = documented.entity as Record<string, unknown>;
+  entity[route.param] = key;
+  if (!holder.has(selfie)) entity.selfie_verification = (dojahFixture('vnin-selfie-no-match').entity as Record<string, unknown>).selfie_verification;
+  return json(200, documented);
+}
+
 export async function startDojahServer(credentials = { appId: '62f5f4a92f94ab003408ba4c', secretKey: 'test_sk_vouchDojahFixture01' }): Promise<DojahServer> {
   const sockets = new Set<Socket>();
   const state: DojahServer = {
     url: '',
     ...credentials,
     requests: [],
+    faces: new Map(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -90,19 +118,31 @@ export async function startDojahServer(credentials = { appId: '62f5f4a92f94ab003
       }),
   };
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://dojah.local');
-    const query = Object.fromEntries(url.searchParams);
-    const appId = req.headers.appid as string | undefined;
-    const authorization = req.headers.authorization;
-    state.requests.push({ path: url.pathname, query, appId, authorization });
-    if (state.override === 'hang') return;
-    let answer: Answer;
-    if (req.method !== 'GET') answer = json(405, { error: 'Method not allowed' });
-    else if (appId !== state.appId || authorization !== state.secretKey) answer = json(401, { error: 'Unauthorized Request' });
-    else answer = documentedAnswer(url.pathname, query);
-    if (state.override) answer = state.override(answer);
-    res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(answer.body);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://dojah.local');
+      const query = Object.fromEntries(url.searchParams);
+      const appId = req.headers.appid as string | undefined;
+      const authorization = req.headers.authorization;
+      const contentType = req.headers['content-type'];
+      let body: Record<string, unknown> | undefined;
+      try {
+        body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : undefined;
+      } catch {
+        body = undefined;
+      }
+      state.requests.push({ path: url.pathname, query, appId, authorization, contentType, body });
+      if (state.override === 'hang') return;
+      let answer: Answer;
+      if (appId !== state.appId || authorization !== state.secretKey) answer = json(401, { error: 'Unauthorized Request' });
+      else if (req.method === 'GET') answer = documentedAnswer(url.pathname, query);
+      else if (req.method === 'POST' && contentType?.startsWith('application/json')) answer = faceAnswer(url.pathname, body, state.faces);
+      else answer = json(405, { error: 'Method not allowed' });
+      if (state.override) answer = state.override(answer);
+      res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(answer.body);
+    });
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

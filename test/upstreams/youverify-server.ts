@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
  * A local stand-in for Youverify answering the documented bodies in
  * test/fixtures/upstreams/youverify (see its README.md for where each comes from). It checks what
  * Youverify checks: the `token` header, the path, a JSON body with the id and the consent flag.
+ * A NIN request with `validations.selfie.image` is a face match: the NINs in `faces` are known,
+ * each with the selfies (as sent) of its holder, which match; any other selfie does not.
  */
 
 const FIXTURES = new URL('../fixtures/upstreams/youverify/', import.meta.url);
@@ -40,17 +42,24 @@ const ROUTES: Record<string, Route> = {
   '/v2/api/verifications/ng/tin': { idField: 'tin', found: { '00000000-0000': 'tin-found' }, notFound: () => fixture('tin-not-found') },
 };
 
+function selfieOf(fields: Record<string, unknown>): string | undefined {
+  const validations = fields.validations as { selfie?: { image?: unknown } } | undefined;
+  return typeof validations?.selfie?.image === 'string' ? validations.selfie.image : undefined;
+}
+
 export interface YouverifyServer {
   url: string;
   mode: Mode;
   /** The requests received, for assertions on what the adapter sent. */
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: unknown }>;
+  /** The NINs the face match knows, each with the selfies of its holder (base64, as sent). */
+  faces: Map<string, Set<string>>;
   close(): Promise<void>;
 }
 
 export async function startYouverifyServer(token: string): Promise<YouverifyServer> {
   const hanging = new Set<http.ServerResponse>();
-  const state: YouverifyServer = { url: '', mode: 'documented', requests: [], close: async () => {} };
+  const state: YouverifyServer = { url: '', mode: 'documented', requests: [], faces: new Map(), close: async () => {} };
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -101,10 +110,25 @@ export async function startYouverifyServer(token: string): Promise<YouverifyServ
         return send(res, 200, found);
       }
       case 'documented': {
+        const selfie = selfieOf(fields);
+        if (path === '/v2/api/identity/ng/nin' && selfie !== undefined) return send(res, 200, faceMatch(id, selfie));
         const name = route.found[id];
         return send(res, 200, name ? fixture(name) : route.notFound());
       }
     }
+  }
+
+  /** The NIN found body with the selfie validation block (fixture README: its field names are not from the documentation). */
+  function faceMatch(nin: string, selfie: string): Record<string, unknown> {
+    const holder = state.faces.get(nin);
+    if (!holder) return notFoundOfType('nin')();
+    const body = fixture('nin-found');
+    const data = body.data as Record<string, unknown>;
+    const validation = fixture('nin-selfie-validation');
+    const verification = (validation.selfie as Record<string, Record<string, unknown>>).selfieVerification!;
+    if (!holder.has(selfie)) Object.assign(verification, { confidenceLevel: 12.5, match: false });
+    Object.assign(data, { idNumber: nin, selfieValidation: true, validations: validation });
+    return body;
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

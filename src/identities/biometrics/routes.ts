@@ -12,6 +12,8 @@ import { IDENTITY_BILLABLES, skipsCache, type IdentityLookups } from '../lookups
 import type { Registry } from '../registry/registry.js';
 import { FaceMatchCapacity, type FaceMatchCaps } from './capacity.js';
 import { decodeForDetection, ImageError, MAX_IMAGE_BYTES, type DecodedImage } from './image.js';
+import { decideFaceMatch, selfieForProvider, type CannotCompare, type FaceMatchGateway } from './match-decision.js';
+import { faceMatchRoutingOf, LOCAL_ROUTING } from './match-routing.js';
 import { FaceMatcher, UnusableHeldPhoto, type BiometricIdType } from './matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS, PhotoFetchError } from './photo-url.js';
 import type { PhotoMatching } from './score.js';
@@ -110,7 +112,10 @@ function decodeBase64Photo(value: string): Buffer {
   return Buffer.from(payload, 'base64');
 }
 
-function render(idType: BiometricIdType, idNumber: string, record: PersonRecord, matching: PhotoMatching, halfNin: boolean) {
+/** The upstream face-match type of each biometric identity type. */
+const FACE_MATCH_TYPE = { nin: 'nin', bvn: 'bvn', frsc: 'drivers_license' } as const;
+
+function render(idType: BiometricIdType, idNumber: string, record: PersonRecord, matching: PhotoMatching, engine: string, halfNin: boolean) {
   return {
     bvn: idType === 'bvn' ? idNumber : '',
     firstname: record.firstname,
@@ -122,6 +127,7 @@ function render(idType: BiometricIdType, idNumber: string, record: PersonRecord,
     nationality: record.nationality ?? '',
     photo: halfNin ? '' : (record.photo ?? '').replace(/^data:[^,]*;base64,/, ''),
     photoMatching: matching,
+    faceMatchEngine: engine,
   };
 }
 
@@ -135,11 +141,13 @@ export interface BiometricsRoutesOptions {
   /** The places face matches take, shared with verification sessions' matches (made from faceMatchCaps when absent). */
   capacity?: FaceMatchCapacity;
   matcher?: FaceMatcher;
+  /** The upstream router, when the live registry is one: organizations routed to a provider's face match go through it. */
+  faceMatchGateway?: FaceMatchGateway | undefined;
 }
 
 /** `POST /v1/verifications/identities/biometrics`: a supplied photo against the photo on record. */
 export async function biometricsRoutes(app: FastifyInstance, options: BiometricsRoutesOptions): Promise<void> {
-  const { db, lookups, allowPrivateUrls } = options;
+  const { db, lookups, allowPrivateUrls, faceMatchGateway } = options;
   const matcher = options.matcher ?? new FaceMatcher();
   const capacity = options.capacity ?? new FaceMatchCapacity(options.faceMatchCaps);
   /** The uploaded file of a multipart request, kept apart from the validated fields. */
@@ -196,8 +204,8 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     return { url };
   }
 
-  /** Fetches a photoUrl if that is what was sent, and decodes the image for the face model. */
-  async function suppliedImage(source: { bytes: Buffer } | { url: string }): Promise<DecodedImage> {
+  /** Fetches a photoUrl if that is what was sent, and decodes the image for the face model (the bytes go to a provider's face match). */
+  async function suppliedImage(source: { bytes: Buffer } | { url: string }): Promise<{ bytes: Buffer; image: DecodedImage }> {
     let bytes: Buffer;
     if ('url' in source) {
       try {
@@ -211,7 +219,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       bytes = source.bytes;
     }
     try {
-      return await decodeForDetection(bytes);
+      return { bytes, image: await decodeForDetection(bytes) };
     } catch (error) {
       if (error instanceof ImageError) throw invalid(`${'url' in source ? 'The image at photoUrl' : 'The supplied photo'} ${error.message}`);
       throw error;
@@ -225,7 +233,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       tags: ['Identity lookups'],
       operationId: 'matchBiometrics',
       summary: 'Match a photo against the photo on record for a NIN, BVN or drivers license (frsc)',
-      description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with \`Retry-After\`. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
+      description: `Send \`multipart/form-data\` with \`photo\` (file) or \`photoUrl\`, or JSON with \`photo\` (base64) or \`photoUrl\`; one of the two, ${MB} at most, JPEG, PNG or WebP. The largest face in the photo is compared. Charged in live mode only when the comparison was made; a live wallet short of the price is refused (402) before the identity is looked up. Matches in progress are capped per account (429) and per server (503), both with \`Retry-After\`. In live mode an operator may route the account's face matches to an upstream provider's selfie match (\`faceMatchEngine\` names the engine that decided); when it cannot answer and the local engine is not its fallback, 503 with \`Retry-After\`, uncharged. The \`/v1\`-less path \`${ALIAS}\` is an alias.`,
       security: [{ bearer: [] }],
       headers: ConsentHeaders,
       consumes: ['multipart/form-data', 'application/json'],
@@ -240,7 +248,7 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
     const idNumber = parseIdNumber(idType, body.idNumber);
     const source = photoSource(request, body);
     const { orgId, mode, payloadType } = request.auth;
-    const { record, matching } = await lookups.run(request.auth, {
+    const { record, matching, engine } = await lookups.run(request.auth, {
       billable: IDENTITY_BILLABLES.biometrics,
       identifier: idNumber,
       noCache: skipsCache(request.headers),
@@ -253,29 +261,44 @@ export async function biometricsRoutes(app: FastifyInstance, options: Biometrics
       // uncharged.
       find: (registry) =>
         capacity.run(orgId, async () => {
-          const face = await matcher.describeSupplied(await suppliedImage(source));
+          const supplied = await suppliedImage(source);
+          const face = await matcher.describeSupplied(supplied.image);
           const record = await findPerson(registry, idType, idNumber);
           if (!record) return undefined;
-          // A record that cannot be compared (no photo, none that decodes, no face in it) answers
-          // as an unknown number does, uncharged: an answer of its own would tell that the number exists.
-          if (!record.photo) return unusable(request, idType, 'no_photo');
-          // The organization's threshold as it is now: an operator's change applies to the next match.
-          const threshold = await matchThresholdOf(db, orgId);
-          try {
-            return { record, matching: await matcher.match({ mode, idType, idNumber, photo: record.photo }, face, threshold) };
-          } catch (err) {
-            if (err instanceof UnusableHeldPhoto) return unusable(request, idType, err.reason);
-            throw err;
-          }
+          // The local model, or a provider's face match, as the organization's live routing says
+          // (docs/upstreams.md, "Face matches"); no provider is asked in test mode.
+          const decided = await decideFaceMatch({
+            routing: mode === 'live' && faceMatchGateway ? await faceMatchRoutingOf(db, orgId) : LOCAL_ROUTING,
+            gateway: mode === 'live' ? faceMatchGateway : undefined,
+            type: FACE_MATCH_TYPE[idType],
+            key: idNumber,
+            local: async () => {
+              if (!record.photo) return { cannotCompare: 'no_photo' };
+              // The organization's threshold as it is now: an operator's change applies to the next match.
+              const threshold = await matchThresholdOf(db, orgId);
+              try {
+                return await matcher.match({ mode, idType, idNumber, photo: record.photo }, face, threshold);
+              } catch (err) {
+                if (err instanceof UnusableHeldPhoto) return { cannotCompare: err.reason };
+                throw err;
+              }
+            },
+            selfie: () => selfieForProvider(supplied.bytes),
+          });
+          // A record that cannot be compared (no photo, none that decodes, no face in it, or a
+          // provider that does not know it) answers as an unknown number does, uncharged: an
+          // answer of its own would tell that the number exists.
+          if ('cannotCompare' in decided) return unusable(request, idType, decided.cannotCompare, decided.engine);
+          return { record, matching: decided.matching, engine: decided.engine };
         }),
       notFound: () => new ApiError('NOT_FOUND_ERROR', NOT_FOUND[idType], { style: 'C' }),
     });
-    return { status: 'success' as const, data: render(idType, idNumber, record, matching, idType === 'nin' && payloadType === 'HALF') };
+    return { status: 'success' as const, data: render(idType, idNumber, record, matching, engine, idType === 'nin' && payloadType === 'HALF') };
   };
 
   /** Logged for the operator (the type, never the number), then answered as not found. */
-  const unusable = (request: FastifyRequest, idType: BiometricIdType, reason: UnusableHeldPhoto['reason'] | 'no_photo'): undefined => {
-    request.log.warn({ idType, reason }, 'biometrics: the photo on record cannot be compared; answered as not found');
+  const unusable = (request: FastifyRequest, idType: BiometricIdType, reason: CannotCompare, engine: string): undefined => {
+    request.log.warn({ idType, reason, engine }, 'biometrics: the photo on record cannot be compared; answered as not found');
     return undefined;
   };
 

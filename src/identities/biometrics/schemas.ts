@@ -45,6 +45,10 @@ export const BiometricsData = Type.Object({
     }),
     maxScore: Type.Number(),
   }),
+  faceMatchEngine: Type.String({
+    description:
+      'Which engine decided `photoMatching` (not in the spec): `local`, the face model of this service, or the name of the upstream provider the operator routes the account\'s live face matches to; then `photoMatching` is on that provider\'s scale',
+  }),
 });
 
 export const BiometricsResponses = {

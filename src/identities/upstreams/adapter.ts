@@ -60,6 +60,32 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/** The identities a provider may compare a selfie with: those the biometrics endpoint takes (`frsc` is `drivers_license`). */
+export const FACE_MATCH_TYPES = ['bvn', 'nin', 'drivers_license'] as const;
+export type FaceMatchType = (typeof FACE_MATCH_TYPES)[number];
+
+/** A selfie to compare with the photo the provider's registry holds for the identity. */
+export interface FaceMatchRequest {
+  type: FaceMatchType;
+  /** The key as for a lookup (`UpstreamRequest.key`). */
+  key: string;
+  /** The selfie as plain base64 JPEG (no `data:` prefix), metadata stripped. */
+  photoJpegBase64: string;
+  /** Aborted when the source's time limit passes, as for a lookup. */
+  signal: AbortSignal;
+}
+
+/** A provider's verdict, on its own scale (docs/upstreams.md, "Face matches"). */
+export interface ProviderFaceMatch {
+  /** The provider's own verdict, as it gave it. */
+  match: boolean;
+  /** Its similarity or confidence, 0 to `maxScore`, as it gave it. */
+  confidence: number;
+  /** The score it calls a match from: given in its answer, or the figure its documentation states. */
+  threshold: number;
+  maxScore: number;
+}
+
 export interface UpstreamAdapter {
   /**
    * The record, or undefined when the provider answered that no such record exists (an answer,
@@ -67,6 +93,14 @@ export interface UpstreamAdapter {
    * The router validates the record against its schema; an adapter maps, it need not validate.
    */
   find<T extends UpstreamType>(request: UpstreamRequest<T>): Promise<UpstreamRecordOf[T] | undefined>;
+  /**
+   * For a provider that documents a selfie-against-registry-photo match (its kind lists
+   * `faceMatchTypes`): the provider's verdict, or undefined when it answered that no such identity
+   * exists. Throws UpstreamFailure for everything else, with the same kinds as `find`, so the
+   * breaker, health and 503 treat a face match as they treat a lookup. Never logs or throws the
+   * key, the photo or the provider's body.
+   */
+  compareFace?(request: FaceMatchRequest): Promise<ProviderFaceMatch | undefined>;
 }
 
 /** What the operator configured for one source (`vouch upstream add`). */
@@ -85,6 +119,8 @@ export interface UpstreamKind {
   readonly kind: string;
   /** The types the provider's API offers (a source may be limited further with `--types`). */
   readonly types: readonly UpstreamType[];
+  /** The identities the provider can compare a selfie with (`compareFace`); absent when it documents no such match. */
+  readonly faceMatchTypes?: readonly FaceMatchType[];
   /** Throws an Error whose message says what is wrong when the secret has the wrong shape; never echoes it. */
   checkSecret(secret: string): void;
   create(settings: UpstreamSettings): UpstreamAdapter;

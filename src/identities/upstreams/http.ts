@@ -18,7 +18,8 @@ const agents = {
 export interface UpstreamRequestInit {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
-  body?: string | undefined;
+  /** JSON text, or the bytes of a multipart form. */
+  body?: string | Buffer | undefined;
   /** The source's deadline: aborting it ends the request as a `timeout`. */
   signal: AbortSignal;
 }

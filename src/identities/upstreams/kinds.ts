@@ -1,4 +1,4 @@
-import type { UpstreamKind } from './adapter.js';
+import type { FaceMatchType, UpstreamKind } from './adapter.js';
 import { dojah } from './dojah/kind.js';
 import { verifyme } from './verifyme/kind.js';
 import { youverify } from './youverify/kind.js';
@@ -11,4 +11,12 @@ export const UPSTREAM_KINDS: readonly UpstreamKind[] = [verifyme, dojah, youveri
 
 export function upstreamKind(name: string): UpstreamKind | undefined {
   return UPSTREAM_KINDS.find((kind) => kind.kind === name);
+}
+
+/**
+ * The identities a source can compare selfies with: its kind's face matches, within the types the
+ * operator let it serve (`--types`). Empty for an unknown kind or one without a face match.
+ */
+export function faceMatchTypesOf(kind: string, types: readonly string[]): readonly FaceMatchType[] {
+  return upstreamKind(kind)?.faceMatchTypes?.filter((type) => types.includes(type)) ?? [];
 }

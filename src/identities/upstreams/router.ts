@@ -9,10 +9,11 @@ import { ApiError } from '../../platform/errors.js';
 import { metrics } from '../../platform/metrics.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 import type { Cover, CoveredFind, LookupOptions, Registry } from '../registry/registry.js';
-import { UpstreamFailure, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
-import { askSource } from './attempt.js';
+import { UpstreamFailure, type FaceMatchRequest, type FaceMatchType, type ProviderFaceMatch, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
+import { askSource, askSourceFace } from './attempt.js';
 import { DEFAULT_BREAKER, type BreakerSettings } from './breaker.js';
 import { UpstreamCache } from './cache.js';
+import { faceMatchTypesOf } from './kinds.js';
 import { reconcileSources, type LiveSource } from './sources.js';
 import { configVersion, EMBEDDED, loadConfiguration } from './store.js';
 
@@ -37,6 +38,17 @@ export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
 };
 
 const PURGE_INTERVAL_MS = 60_000;
+
+/**
+ * The organization's face-match provider could not decide (it failed, timed out, its circuit is
+ * open, or this server does not know it): 503 with Retry-After where no local fallback applies.
+ */
+export class FaceMatchUnavailable extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super('SERVICE_UNAVAILABLE', 'The face-match provider is unavailable: it failed or timed out. Please retry later', { retryAfterSeconds });
+    this.name = 'FaceMatchUnavailable';
+  }
+}
 
 export interface RouterOptions {
   db: Kysely<DB>;
@@ -163,12 +175,8 @@ export class UpstreamRouter implements Registry {
       const started = performance.now();
       try {
         const record = await askSource(source, type, key);
-        const elapsed = performance.now() - started;
         metrics.upstreamLookups.inc({ source: name, outcome: record === undefined ? 'not_found' : 'found' });
-        metrics.upstreamDuration.observe({ source: name }, elapsed / 1000);
-        // Health first: a circuit change writes the health row at once, and it must hold this call.
-        source.health.answered(elapsed, record !== undefined);
-        source.breaker.success();
+        this.answered(source, started, record !== undefined);
         if (record !== undefined && cache && ttl) {
           await cache.put(type, key, record, source.name, new Date(Date.now() + ttl * 1000)).catch((err: Error) => log.warn({ source: name, err: err.message }, 'upstream cache write failed'));
         }
@@ -176,17 +184,68 @@ export class UpstreamRouter implements Registry {
         return record;
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
-        const elapsed = performance.now() - started;
-        const latencyMs = Math.round(elapsed);
         metrics.upstreamLookups.inc({ source: name, outcome: err.kind });
-        metrics.upstreamDuration.observe({ source: name }, elapsed / 1000);
-        source.health.failed(err.kind, latencyMs, new Date());
-        source.breaker.failure(Date.now());
-        // The reason says what was wrong with the answer, never the key or the record.
-        log.warn({ source: source.name, kind: source.kind, type, failure: err.kind, reason: err.message, latencyMs }, 'upstream lookup failed');
+        this.failedOn(source, started, err, type, 'upstream lookup failed');
       }
     }
     throw this.unavailable(type, failed, embeddedHeldNone);
+  }
+
+  /** The identities the named source can compare selfies with (`faceMatchTypesOf`); empty for a source this server does not know. */
+  faceMatchTypesOf(name: string): readonly FaceMatchType[] {
+    const source = this.routing.sources.get(name);
+    return source ? faceMatchTypesOf(source.kind, source.types) : [];
+  }
+
+  /**
+   * One face match asked of one named source, through its breaker, deadline, retry rule and
+   * health as a lookup is: the provider's verdict, or undefined for its "no such identity". A
+   * failure, an open circuit or a source this server does not know throws FaceMatchUnavailable
+   * (503 with Retry-After, unless the caller falls back to the local engine).
+   */
+  async compareFace(name: string, request: Omit<FaceMatchRequest, 'signal'>): Promise<ProviderFaceMatch | undefined> {
+    const source = this.routing.sources.get(name);
+    if (!source || !this.faceMatchTypesOf(name).includes(request.type)) throw this.faceUnavailable(name, request.type, source);
+    if (!source.breaker.allow(Date.now())) throw this.faceUnavailable(name, request.type, source);
+    const started = performance.now();
+    try {
+      const verdict = await askSourceFace(source, request);
+      metrics.upstreamFaceMatches.inc({ source: name, outcome: verdict === undefined ? 'not_found' : verdict.match ? 'match' : 'no_match' });
+      this.answered(source, started, verdict !== undefined);
+      return verdict;
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure)) throw err;
+      metrics.upstreamFaceMatches.inc({ source: name, outcome: err.kind });
+      this.failedOn(source, started, err, request.type, 'upstream face match failed');
+      throw this.faceUnavailable(name, request.type, source);
+    }
+  }
+
+  /** A source's answer (found or not): health, then the breaker. */
+  private answered(source: LiveSource, started: number, found: boolean): void {
+    const elapsed = performance.now() - started;
+    metrics.upstreamDuration.observe({ source: source.name }, elapsed / 1000);
+    // Health first: a circuit change writes the health row at once, and it must hold this call.
+    source.health.answered(elapsed, found);
+    source.breaker.success();
+  }
+
+  /** A source's failure: health, the breaker, and one warning that names no key, photo or record. */
+  private failedOn(source: LiveSource, started: number, err: UpstreamFailure, type: UpstreamType, message: string): void {
+    const elapsed = performance.now() - started;
+    const latencyMs = Math.round(elapsed);
+    metrics.upstreamDuration.observe({ source: source.name }, elapsed / 1000);
+    source.health.failed(err.kind, latencyMs, new Date());
+    source.breaker.failure(Date.now());
+    // The reason says what was wrong with the answer, never the key or the record.
+    this.options.log.warn({ source: source.name, kind: source.kind, type, failure: err.kind, reason: err.message, latencyMs }, message);
+  }
+
+  private faceUnavailable(name: string, type: FaceMatchType, source: LiveSource | undefined): FaceMatchUnavailable {
+    const open = source?.breaker.remainingMs(Date.now()) ?? 0;
+    const retryAfterSeconds = open > 0 ? Math.max(1, Math.ceil(open / 1000)) : this.settings.retryAfterSeconds;
+    this.options.log.error({ source: name, type, known: source !== undefined, retryAfterSeconds }, 'the face-match provider could not answer');
+    return new FaceMatchUnavailable(retryAfterSeconds);
   }
 
   /** Whether the embedded registry holds any record of the type, remembered for `holdingsTtlMs`. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { encryptSecret } from '../../platform/encryption.js';
+import { organizationsRoutedTo } from '../biometrics/match-routing.js';
 import { UPSTREAM_TYPES, type UpstreamType } from './adapter.js';
 import { UPSTREAM_KINDS, upstreamKind } from './kinds.js';
 
@@ -98,9 +99,17 @@ export async function addSource(db: Kysely<DB>, key: Buffer, input: NewSource): 
   });
 }
 
-/** Removes the source, its place in every order, its health rows and the records it left in the cache. */
+/**
+ * Removes the source, its place in every order, its health rows and the records it left in the
+ * cache. Refused while an organization's face matches go to it: removing it would silently change
+ * how those are decided.
+ */
 export async function removeSource(db: Kysely<DB>, name: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    const routed = await organizationsRoutedTo(trx, name);
+    if (routed > 0) {
+      throw new UpstreamConfigError(`upstream "${name}" decides the face matches of ${routed} organization(s); route them elsewhere first (vouch upstream face-match list)`);
+    }
     const removed = await trx.deleteFrom('upstream_sources').where('name', '=', name).returning('name').executeTakeFirst();
     if (!removed) throw new UpstreamConfigError(`no upstream named "${name}"`);
     // An order left with no upstream goes: the type falls back to the default order, which then
