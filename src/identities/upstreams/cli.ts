@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, print, withDatabase } from '../../cli/support.js';
 import { EncryptionKeyMissingError, loadEncryptionKey } from '../../platform/encryption.js';
+import { FACE_MATCH_ENGINES, FaceMatchRoutingError, listFaceMatchRouting, parseEngine, setFaceMatchRouting, showFaceMatchRouting, type RoutingChoice, type RoutingView } from '../biometrics/match-routing.js';
 import { UPSTREAM_KINDS } from './kinds.js';
 import { sourceStatuses, summary, type SourceStatus } from './status.js';
 import { addSource, checkNewSource, listSources, removeSource, setCacheTtl, setOrder, UpstreamConfigError, type SourceView } from './store.js';
@@ -15,7 +16,7 @@ async function configCommand<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof UpstreamConfigError || err instanceof EncryptionKeyMissingError) throw new CliError(err.message);
+    if (err instanceof UpstreamConfigError || err instanceof EncryptionKeyMissingError || err instanceof FaceMatchRoutingError) throw new CliError(err.message);
     throw err;
   }
 }
@@ -29,6 +30,60 @@ function describeStatus(status: SourceStatus): string {
   const failure = status.lastFailure ? ` last failure: ${status.lastFailure.kind} at ${status.lastFailure.at}` : '';
   const latency = status.latencyMs.p50 === null ? '' : ` p50=${status.latencyMs.p50}ms p99=${status.latencyMs.p99}ms`;
   return `${status.name.padEnd(16)} ${summary(status).padEnd(18)} ok=${status.successes} not_found=${status.notFound} failed=${status.failures}${latency}${failure}`;
+}
+
+function describeRouting(view: RoutingView): string {
+  return `${view.orgId}  ${view.engine}${view.source ? ` (${view.source})` : ''}`;
+}
+
+/** The engine and --source as one choice; `local` takes no source, every other engine needs one. */
+function routingChoice(engine: string, source: string | undefined): RoutingChoice {
+  const parsed = parseEngine(engine);
+  if (parsed === 'local') {
+    if (source !== undefined) throw new FaceMatchRoutingError('the local engine takes no --source');
+    return { engine: parsed };
+  }
+  if (source === undefined) throw new FaceMatchRoutingError(`engine ${parsed} needs --source NAME, the upstream that compares the selfies`);
+  return { engine: parsed, source };
+}
+
+/** `vouch upstream face-match ...`: which engine decides an organization's live face matches (docs/upstreams.md, "Face matches"). */
+function registerFaceMatchCommands(upstream: Command): void {
+  const faceMatch = upstream.command('face-match').description("which engine decides an organization's live face matches: the local model or an upstream's selfie match");
+
+  faceMatch
+    .command('set <orgId> <engine>')
+    .description(`one of ${FACE_MATCH_ENGINES.join(', ')}; every engine but local names its --source`)
+    .option('--source <name>', 'the upstream that compares selfies (kind dojah, youverify or verifyme)')
+    .option('--json', 'print JSON')
+    .action(async (orgId: string, engine: string, opts: { source?: string; json?: boolean }) => {
+      const choice = await configCommand(async () => routingChoice(engine, opts.source));
+      await withDatabase(async ({ db }) => {
+        const view = await configCommand(() => setFaceMatchRouting(db, orgId, choice, { kind: 'cli' }));
+        print(!!opts.json, view, describeRouting(view));
+      });
+    });
+
+  faceMatch
+    .command('show <orgId>')
+    .option('--json', 'print JSON')
+    .action(async (orgId: string, opts: { json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const view = await configCommand(() => showFaceMatchRouting(db, orgId));
+        print(!!opts.json, view, describeRouting(view));
+      });
+    });
+
+  faceMatch
+    .command('list')
+    .description('the organizations whose face matches an upstream takes part in (every other one: local)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const views = await listFaceMatchRouting(db);
+        print(!!opts.json, views, views.length ? views.map(describeRouting).join('\n') : 'every organization: local');
+      });
+    });
 }
 
 /** `vouch upstream ...`: the providers live lookups are answered from (docs/upstreams.md). */
@@ -104,6 +159,8 @@ export function registerUpstreamCommands(program: Command): void {
         print(!!opts.json, { type, seconds: Number(seconds) }, Number(seconds) === 0 ? `${type}: cache off` : `${type}: cached for ${seconds} s`);
       });
     });
+
+  registerFaceMatchCommands(upstream);
 
   upstream
     .command('status')
