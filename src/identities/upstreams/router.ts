@@ -244,7 +244,9 @@ export class UpstreamRouter implements Registry {
   private faceUnavailable(name: string, type: FaceMatchType, source: LiveSource | undefined): FaceMatchUnavailable {
     const open = source?.breaker.remainingMs(Date.now()) ?? 0;
     const retryAfterSeconds = open > 0 ? Math.max(1, Math.ceil(open / 1000)) : this.settings.retryAfterSeconds;
-    this.options.log.error({ source: name, type, known: source !== undefined, retryAfterSeconds }, 'the face-match provider could not answer');
+    // A failure was logged where it happened and an open circuit when it opened: only a source
+    // this server does not know (a configuration not yet reloaded, or one it cannot use) is news.
+    if (!source) this.options.log.error({ source: name, type }, 'face matches are routed to an upstream this server does not know');
     return new FaceMatchUnavailable(retryAfterSeconds);
   }
 
