@@ -34,7 +34,14 @@ export class WorkerCalls<Reply extends { id: number }> {
     return new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) this.worker.ref();
-      this.worker.postMessage({ ...message, id }, transfer);
+      try {
+        this.worker.postMessage({ ...message, id }, transfer);
+      } catch (error) {
+        // Not sent (a buffer already handed to a worker cannot be sent again): nothing will answer.
+        this.pending.delete(id);
+        if (this.pending.size === 0) this.worker.unref();
+        throw error;
+      }
     });
   }
 

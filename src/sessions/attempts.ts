@@ -101,7 +101,7 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
   });
   // 2. Store the frames (encrypted) and judge them.
   let stored: StoredFile[] = [];
-  let judged: { decision: AttemptDecision; frontal: Buffer | undefined };
+  let judged: { decision: AttemptDecision; faceFrames: Buffer[] };
   let faceMatch: FaceMatchCheck | undefined;
   try {
     stored = await Promise.all(upload.frames.map((frame) => putFile(deps.store, frame, 'image/jpeg')));
@@ -113,8 +113,13 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
         .execute();
     });
     judged = await judge(deps, row, attempt, upload, stored);
-    // 3. The face match, only for a live face and only when asked for.
-    if (judged.decision.passed && row.check_face_match && judged.frontal) faceMatch = await matchFace(deps, row, matchedId(attempt), judged.frontal);
+    // 3. The face match, only for a live face and only when asked for. Frames too poor to compare
+    //    are not a mismatch: the attempt fails POOR_QUALITY, saying why, and the person tries again.
+    if (judged.decision.passed && row.check_face_match && judged.faceFrames.length > 0) {
+      const outcome = await matchFace(deps, row, matchedId(attempt), judged.faceFrames);
+      if ('retake' in outcome) judged.decision = { ...judged.decision, passed: false, reasons: ['POOR_QUALITY'], quality: outcome.retake };
+      else faceMatch = outcome;
+    }
   } catch (err) {
     // Nothing was decided (the frames could not be stored, the engine could not run, or no
     // registry answered for the face match's photo): the attempt may be sent again; what was
@@ -133,11 +138,11 @@ async function decide(deps: FlowDeps, row: SessionRow, attemptId: string, upload
 }
 
 /** The engine's decision, or REPLAYED_FRAMES without running it when a frame was seen in another attempt. */
-async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, upload: FrameUpload, stored: StoredFile[]): Promise<{ decision: AttemptDecision; frontal: Buffer | undefined }> {
+async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, upload: FrameUpload, stored: StoredFile[]): Promise<{ decision: AttemptDecision; faceFrames: Buffer[] }> {
   const hashes = [...new Set(stored.map((file) => file.sha256))];
   const replayed = await deps.db.selectFrom('session_frames').select('attempt_id').where('sha256', 'in', hashes).where('attempt_id', '<>', attempt.id).limit(1).executeTakeFirst();
   if (replayed) {
-    return { decision: { passed: false, reasons: ['REPLAYED_FRAMES'], scores: null, challenges: [], frontalFrame: null, frames: upload.frames.length, cpuMs: 0 }, frontal: undefined };
+    return { decision: { passed: false, reasons: ['REPLAYED_FRAMES'], scores: null, challenges: [], frontalFrame: null, frames: upload.frames.length, cpuMs: 0 }, faceFrames: [] };
   }
   const engine = await deps.engine();
   let result: LivenessDecision;
@@ -155,7 +160,6 @@ async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, uploa
     if (err instanceof ApiError) throw err;
     throw new ApiError('SERVICE_UNAVAILABLE', 'The liveness check could not run; try again in a moment', { retryAfterSeconds: 5 });
   }
-  const frontal = result.frontalFrame === null ? undefined : upload.frames[result.frontalFrame];
   return {
     decision: {
       passed: result.passed,
@@ -166,8 +170,17 @@ async function judge(deps: FlowDeps, row: SessionRow, attempt: AttemptRow, uploa
       frames: upload.frames.length,
       cpuMs: result.cpuMs,
     },
-    frontal,
+    faceFrames: faceFrames(upload.frames, result.frontalFrame),
   };
+}
+
+/** The frames a session's face match compares: the engine's frontal frame and the capture's "look straight" lead-in. */
+export const FACE_MATCH_FRAMES = { leadIn: 3, max: 4 } as const;
+
+function faceFrames(frames: readonly Buffer[], frontal: number | null): Buffer[] {
+  if (frontal === null) return [];
+  const picked = [frontal, ...Array.from({ length: FACE_MATCH_FRAMES.leadIn }, (_, i) => i)].filter((index, i, all) => index < frames.length && all.indexOf(index) === i);
+  return picked.slice(0, FACE_MATCH_FRAMES.max).map((index) => frames[index]!);
 }
 
 /** `threshold`: the distance the match was decided at (the organization's when it ran), recorded as a score. */
@@ -199,42 +212,45 @@ async function registryPhoto(deps: FlowDeps, row: SessionRow, id: MatchedId): Pr
 }
 
 /**
- * The engine's frontal frame against the ID's registry photo, counted in the organization's
- * face-match places (shared with the biometrics endpoint) but never refused for want of one: the
- * liveness decision it follows cost seconds, and an attempt is decided once.
+ * The face frames against the ID's registry photo, counted in the organization's face-match places
+ * (shared with the biometrics endpoint) but never refused for want of one: the liveness decision it
+ * follows cost seconds, and an attempt is decided once.
  */
-async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
+async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: AttemptDecision['quality'] & {} }> {
   const release = deps.faceMatchCapacity.hold(row.org_id);
   try {
-    return await compareWithRegistry(deps, row, id, frontal);
+    return await compareWithRegistry(deps, row, id, frames);
   } finally {
     release();
   }
 }
 
 /**
- * The frontal frame against the ID's registry photo, with the biometrics face matcher, at the
- * organization's threshold as it is now (an operator may have changed it since the session began).
+ * The face frames against the ID's registry photo with the biometrics face matcher (several frames
+ * fused after its quality gate: FaceMatcher.matchFrames), at the organization's threshold as it is
+ * now (an operator may have changed it since the session began). `retake` when no frame was good
+ * enough to compare.
  */
-async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frontal: Buffer): Promise<FaceMatchCheck> {
+async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: AttemptDecision['quality'] & {} }> {
   const threshold = await matchThresholdOf(deps.db, row.org_id);
   const photo = await registryPhoto(deps, row, id);
   if (!photo) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
-  let image;
-  try {
-    image = await decodeForDetection(frontal);
-  } catch (err) {
-    if (err instanceof ImageError) return faceMatchCheck(threshold, null, false, ['FACE_MISMATCH']);
-    throw err;
+  const images = [];
+  for (const frame of frames) {
+    try {
+      images.push(await decodeForDetection(frame));
+    } catch (err) {
+      if (!(err instanceof ImageError)) throw err;
+    }
   }
   try {
-    const matching = await deps.matcher.match({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, image, threshold);
+    const outcome = await deps.matcher.matchFrames({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, images, threshold);
+    if (outcome.retake) return { retake: outcome.retake };
+    const { matching } = outcome;
     return faceMatchCheck(threshold, matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
   } catch (err) {
-    // No face in the registry's photo, or one that does not decode, is no photo to compare with;
-    // no face in the frame (400) is a mismatch.
+    // No face in the registry's photo, or one that does not decode, is no photo to compare with.
     if (err instanceof UnusableHeldPhoto) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
-    if (err instanceof ApiError && err.code === 'BAD_REQUEST') return faceMatchCheck(threshold, null, false, ['FACE_MISMATCH']);
     throw err;
   }
 }

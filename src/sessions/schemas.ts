@@ -134,7 +134,16 @@ export const EndUserView = Type.Object({
   redirectUrl: Nullable(Str()),
   expiresAt: Str(),
   result: Nullable(Type.Object({ outcome: Enum(['verified', 'failed']), reasons: Type.Array(Str()) })),
-  lastAttempt: Nullable(Type.Object({ passed: Type.Boolean(), reasons: Type.Array(Str()) })),
+  lastAttempt: Nullable(
+    Type.Object({
+      passed: Type.Boolean(),
+      reasons: Type.Array(Str()),
+      quality: Type.Array(Str(), {
+        description:
+          'With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise',
+      }),
+    }),
+  ),
 });
 
 export const ConsentAnswer = Type.Object({ accepted: Type.Literal(true, { description: 'true: the end user accepts the text shown' }) });

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { QualityProblem } from '../identities/biometrics/quality.js';
 import type { Challenge, ChallengeOutcome, LivenessReason } from '../identities/liveness/engine.js';
 import type { Mode } from '../platform/db/schema.js';
 
@@ -132,6 +133,8 @@ export interface AttemptDecision {
   frontalFrame: number | null;
   frames: number;
   cpuMs: number;
+  /** POOR_QUALITY from the face match's quality gate: what was wrong with the frames (quality.ts), most frequent first. */
+  quality?: (QualityProblem | 'no_face')[];
 }
 
 export interface SessionLivenessAttemptsTable {

@@ -36,7 +36,7 @@ export interface EndUserView {
   redirectUrl: string | null;
   expiresAt: string;
   result: null | { outcome: 'verified' | 'failed'; reasons: string[] };
-  lastAttempt: { passed: boolean; reasons: string[] } | null;
+  lastAttempt: { passed: boolean; reasons: string[]; quality: string[] } | null;
 }
 
 export interface OrganizationFacts {
@@ -138,6 +138,6 @@ export function buildView(row: SessionRow, org: OrganizationFacts, attempts: rea
     redirectUrl: row.redirect_url,
     expiresAt: row.expires_at.toISOString(),
     result: resultOf(row),
-    lastAttempt: decided?.decision ? { passed: decided.decision.passed, reasons: decided.decision.reasons } : null,
+    lastAttempt: decided?.decision ? { passed: decided.decision.passed, reasons: decided.decision.reasons, quality: decided.decision.quality ?? [] } : null,
   };
 }

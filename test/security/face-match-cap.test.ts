@@ -6,7 +6,7 @@ import { AccountsService, type CreatedOrganization } from '../../src/accounts/se
 import { buildApp } from '../../src/app.js';
 import { FaceMatchCapacity } from '../../src/identities/biometrics/capacity.js';
 import { FaceEngine } from '../../src/identities/biometrics/face-engine.js';
-import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
+import { FaceMatcher, type FramesMatch } from '../../src/identities/biometrics/matcher.js';
 import type { PhotoMatching } from '../../src/identities/biometrics/score.js';
 import { IDENTITY_BILLABLES } from '../../src/identities/lookups.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
@@ -45,6 +45,11 @@ class HeldMatcher extends FaceMatcher {
     this.started += 1;
     await new Promise<void>((resolve) => this.waiting.push(resolve));
     return { match: true, matchScore: 80, matchingThreshold: 42, maxScore: 100 };
+  }
+
+  /** A session's frames, compared as one: held like any comparison. */
+  override async matchFrames(): Promise<FramesMatch> {
+    return { matching: await this.match(), framesUsed: 1 };
   }
 
   release(): void {

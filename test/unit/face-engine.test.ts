@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_DETECTOR, FaceEngine } from '../../src/identities/biometrics/face-engine.js';
 import { decodeForDetection } from '../../src/identities/biometrics/image.js';
 import { MEASURED_THRESHOLDS } from '../../src/identities/biometrics/measured-thresholds.js';
 import { ONNX_MODELS, modelsDir, verifiedModelPath } from '../../src/identities/biometrics/models.js';
-import { faceCrop, samplePath, type SampleFace } from '../../src/identities/biometrics/samples.js';
+import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
+import { DEFAULT_QUALITY_LIMITS, fuseDescriptors, qualityProblems } from '../../src/identities/biometrics/quality.js';
+import { faceCrop, samplePath, samplePortraitBase64, type SampleFace } from '../../src/identities/biometrics/samples.js';
 import { distanceToScore, faceDistance, MATCH_SCORE_BOUNDS, MATCH_THRESHOLD, photoMatching, scoreToDistance } from '../../src/identities/biometrics/score.js';
 
 // Faces in face-api's demo photos (the repository's own samples; never the evaluation data).
@@ -89,5 +91,52 @@ describe('the models in models/', () => {
       expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(model.sha256);
       expect(path.relative(modelsDir(), file)).toBe(model.file);
     }
+  });
+});
+
+describe('the quality gate and several frames', () => {
+  const six = FACES.six!;
+  const frame = async (make: (image: Sharp) => Sharp) => decodeForDetection(await make(sharp(samplePath(six.sample)).extract(await faceCrop(six, 2.2)).resize(480)).jpeg().toBuffer());
+  const problemsOf = async (make: (image: Sharp) => Sharp) => {
+    const face = await engine.describe(await frame(make));
+    return face ? qualityProblems(face) : ['no_face'];
+  };
+
+  it('passes a clear face and names what is wrong with a dark, washed-out, blurred or distant one', async () => {
+    expect(await problemsOf((image) => image)).toEqual([]);
+    expect(await problemsOf((image) => image.linear(0.16, 0))).toEqual(['too_dark']);
+    expect(await problemsOf((image) => image.linear(2.2, 60))).toEqual(['too_bright']);
+    expect(await problemsOf((image) => image.blur(8))).toEqual(['blurred']);
+    expect(await problemsOf((image) => image.resize(88).extend({ top: 200, bottom: 200, left: 200, right: 200, background: '#808080' }))).toContain('too_small');
+  });
+
+  it('judges from the readings, against limits', () => {
+    const face = { box: { x: 0, y: 0, width: 120, height: 150 }, quality: { brightness: 100, sharpness: 200, eyeOpenness: 0.3 } };
+    expect(qualityProblems(face)).toEqual([]);
+    expect(qualityProblems({ ...face, quality: { ...face.quality, eyeOpenness: 0.05 } })).toEqual(['eyes_closed']);
+    expect(qualityProblems({ ...face, box: { ...face.box, width: 30 } }, { ...DEFAULT_QUALITY_LIMITS, minFaceWidth: 31 })).toEqual(['too_small']);
+  });
+
+  it('fuses descriptors into one of length 1, their mean direction', () => {
+    const fused = fuseDescriptors([Float32Array.from([1, 0, 0]), Float32Array.from([0, 1, 0])]);
+    expect(Array.from(fused).map((v) => Number(v.toFixed(4)))).toEqual([0.7071, 0.7071, 0]);
+    expect(() => fuseDescriptors([])).toThrow();
+  });
+
+  it('matchFrames compares the fused good frames once, and asks for a retake when no frame is good enough', { timeout: 180_000 }, async () => {
+    const matcher = new FaceMatcher(engine);
+    const held = { mode: 'test' as const, idType: 'nin' as const, idNumber: '10000000001', photo: await samplePortraitBase64(six) };
+    const good = await frame((image) => image);
+    const blurred = await frame((image) => image.blur(8));
+    const dark = await frame((image) => image.linear(0.16, 0));
+    const both = await matcher.matchFrames(held, [good, blurred, await frame((image) => image.modulate({ brightness: 1.1 }))]);
+    expect(both.framesUsed).toBe(2);
+    expect(both.matching).toMatchObject({ match: true, matchingThreshold: 42 });
+    // Each decoded frame goes to the engine's thread once (its pixels are handed over): new ones.
+    const blurredAgain = await frame((image) => image.blur(8));
+    expect(await matcher.matchFrames(held, [blurredAgain, dark, await frame((image) => image.linear(0.17, 0))])).toEqual({ retake: ['too_dark', 'blurred'], framesUsed: 0 });
+    // Another person's good frames: compared, and no match.
+    const other = await decodeForDetection(await crop(FACES.three!, 2.2));
+    expect((await matcher.matchFrames(held, [other])).matching).toMatchObject({ match: false });
   });
 });

@@ -66,6 +66,8 @@ export class FaceEngine {
   /** The largest face in the image, or undefined when there is none. */
   describe(image: DecodedImage): Promise<Face | undefined> {
     const { pixels, width, height } = image;
+    // The pixels are handed over to the worker (transferred): an image can be described once.
+    if (pixels.byteLength !== width * height * 3) return Promise.reject(new Error(`face engine: the image holds ${pixels.byteLength} bytes, not ${width}×${height}×3 (already described?)`));
     return this.send({ pixels, width, height }, [pixels.buffer as ArrayBuffer]);
   }
 

@@ -5,6 +5,7 @@ import { metrics } from '../../platform/metrics.js';
 import { sharedFaceEngine, type FaceEngine } from './face-engine.js';
 import { decodeForDetection, ImageError, type DecodedImage } from './image.js';
 import { LruCache } from './lru.js';
+import { fuseDescriptors, qualityProblems, type QualityProblem } from './quality.js';
 import { MATCH_THRESHOLD, photoMatching, type PhotoMatching } from './score.js';
 
 /** The identity types biometrics compares against, as the spec names them (`frsc`: drivers license). */
@@ -33,8 +34,13 @@ export class UnusableHeldPhoto extends ApiError {
   }
 }
 
-/** Held-photo descriptors kept: 128 floats each, so 2,000 take about 1 MB. */
+/** Held-photo descriptors kept: 512 floats each, so 2,000 take about 4 MB. */
 const DEFAULT_CACHE_ENTRIES = 2_000;
+
+/** Several frames compared as one (`matchFrames`): the match, or why no frame could be used. */
+export type FramesMatch =
+  | { matching: PhotoMatching; framesUsed: number; retake?: never }
+  | { retake: (QualityProblem | 'no_face')[]; framesUsed: 0; matching?: never };
 
 /**
  * Compares a supplied photo with the photo on record. The held photo's descriptor is cached by
@@ -78,6 +84,39 @@ export class FaceMatcher {
       throw new ApiError('BAD_REQUEST', 'No face was found in the supplied photo; send a clear, front-facing photo of the person');
     }
     return face.descriptor;
+  }
+
+  /**
+   * Several frames of one live face against the photo on record (a session's liveness capture):
+   * each frame is described and judged by the quality gate (quality.ts); the descriptors of the
+   * frames that pass are fused into one and compared once, at `threshold`. When no frame passes,
+   * nothing is compared and the problems come back, most frequent first, so the person can be
+   * asked to take the picture again. Throws UnusableHeldPhoto as `match` does.
+   */
+  async matchFrames(held: HeldPhoto, frames: readonly DecodedImage[], threshold = MATCH_THRESHOLD): Promise<FramesMatch> {
+    const stop = metrics.faceMatchDuration.startTimer();
+    try {
+      const counts = new Map<QualityProblem | 'no_face', number>();
+      const usable: Float32Array[] = [];
+      for (const frame of frames) {
+        const face = await this.engine.describe(frame);
+        const problems = face ? qualityProblems(face) : ['no_face' as const];
+        for (const problem of problems) counts.set(problem, (counts.get(problem) ?? 0) + 1);
+        if (face && problems.length === 0) usable.push(face.descriptor);
+      }
+      if (usable.length === 0) {
+        stop({ outcome: 'retake' });
+        return { retake: [...counts].sort((a, b) => b[1] - a[1]).map(([problem]) => problem), framesUsed: 0 };
+      }
+      const heldDescriptor = await this.heldDescriptor(held);
+      if (!heldDescriptor) throw new UnusableHeldPhoto('no_face');
+      const matching = photoMatching(heldDescriptor, fuseDescriptors(usable), threshold);
+      stop({ outcome: matching.match ? 'match' : 'no_match' });
+      return { matching, framesUsed: usable.length };
+    } catch (err) {
+      stop({ outcome: 'error' });
+      throw err;
+    }
   }
 
   private async compare(held: HeldPhoto, supplied: DecodedImage | Float32Array, threshold: number): Promise<PhotoMatching> {

@@ -211,6 +211,8 @@ export interface operations {
                         lastAttempt: {
                             passed: boolean;
                             reasons: string[];
+                            /** @description With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise */
+                            quality: string[];
                         } | null;
                     };
                 };
@@ -319,6 +321,8 @@ export interface operations {
                         lastAttempt: {
                             passed: boolean;
                             reasons: string[];
+                            /** @description With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise */
+                            quality: string[];
                         } | null;
                     };
                 };
@@ -509,6 +513,8 @@ export interface operations {
                         lastAttempt: {
                             passed: boolean;
                             reasons: string[];
+                            /** @description With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise */
+                            quality: string[];
                         } | null;
                     };
                 };
@@ -841,6 +847,8 @@ export interface operations {
                         lastAttempt: {
                             passed: boolean;
                             reasons: string[];
+                            /** @description With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise */
+                            quality: string[];
                         } | null;
                     };
                 };
@@ -1055,6 +1063,8 @@ export interface operations {
                         lastAttempt: {
                             passed: boolean;
                             reasons: string[];
+                            /** @description With POOR_QUALITY from the face match: what kept the frames from being compared with the ID photo, most frequent first (no_face, too_small, too_dark, too_bright, blurred, eyes_closed); empty otherwise */
+                            quality: string[];
                         } | null;
                     };
                 };

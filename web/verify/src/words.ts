@@ -27,6 +27,20 @@ export function reasonText(code: string): string {
   return REASONS[code] ?? 'The check did not pass.';
 }
 
+/** Why the selfie could not be compared with the ID photo (the server's quality gate), and what to do. */
+const QUALITY: Record<string, string> = {
+  no_face: 'We could not see your face clearly while you looked at the camera. Look straight at the screen at the start.',
+  too_small: 'Your face was too far from the camera. Hold the phone closer, so your face fills the oval.',
+  too_dark: 'The picture was too dark. Face a window or a light, and try again.',
+  too_bright: 'The picture was too bright. Move out of direct sunlight, or away from a light behind you.',
+  blurred: 'The picture was blurred. Hold the phone still and wipe the camera lens.',
+  eyes_closed: 'Your eyes were closed. Keep them open and look at the screen.',
+};
+
+export function qualityText(code: string): string {
+  return QUALITY[code] ?? 'The picture was not clear enough to compare with your ID photo. Find better light and try again.';
+}
+
 /** What to do for each movement the server asks for; unknown ones (a newer server) are still named. */
 const CHALLENGES: Record<string, { prompt: string; icon: string }> = {
   turn_left: { prompt: 'Turn your head slowly to your left', icon: '←' },

@@ -7,7 +7,7 @@ import { ApiError, NetworkError, type CapturedFrame, type LivenessAttempt, type 
 import { Camera, CameraError, cameraAvailable, capture, type CapturePlan } from '../camera.js';
 import { busy, button, h } from '../dom.js';
 import type { Flow } from '../flow.js';
-import { challengeWords, plural, reasonText } from '../words.js';
+import { challengeWords, plural, qualityText, reasonText } from '../words.js';
 import { cameraProblem } from './camera-problems.js';
 
 const STRAIGHT_FRAMES = 3;
@@ -27,7 +27,10 @@ export function selfieStep(flow: Flow, view: View): void {
           h(
             'ul',
             null,
-            failed.reasons.map((reason) => h('li', null, reasonText(reason))),
+            // A picture too poor to compare with the ID photo says what was wrong with it.
+            failed.reasons.flatMap((reason) =>
+              reason === 'POOR_QUALITY' && failed.quality.length > 0 ? failed.quality.map((problem) => h('li', null, qualityText(problem))) : [h('li', null, reasonText(reason))],
+            ),
           ),
         )
       : null,
