@@ -57,7 +57,7 @@ export const metrics = {
   }),
   faceMatchDuration: new client.Histogram({
     name: 'vouch_face_match_duration_seconds',
-    help: 'Time to compare a supplied photo with the photo on record, by outcome (match, no_match, error)',
+    help: 'Time to compare a supplied photo (or a session\'s frames) with the photo on record, by outcome (match, no_match, retake: no frame good enough, error)',
     labelNames: ['outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8],
     registers: [processRegistry],
