@@ -6,8 +6,8 @@
  * Each person of labels/eval_set.json is a live NIN record whose photo is that person's first photo
  * (one photo each, as a registry holds); each of their other photos is sent to
  * POST /v1/verifications/identities/biometrics against their own NIN (a genuine trial) and against
- * N other people's NINs of the same group, drawn with a fixed seed (impostor trials; default 7 for
- * Black people, 3 for the others), and N/2 of the other group (cross). Reported per group, with
+ * N other people's NINs of the same group, drawn with a fixed seed (impostor trials; default 5 for
+ * Black people, 2 for the others), and N/2 of the other group (cross). Reported per group, with
  * the trial counts: genuine trials rejected (no match, or no face found in the photo sent), false
  * matches, and the server's CPU per request. The photos are read from DIR (default
  * ../shared/faces) at run time and sent over loopback only; without the folder the script says so
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   }
   const impostorsOption = values.impostors === undefined ? undefined : Number(values.impostors);
   if (impostorsOption !== undefined && !(Number.isInteger(impostorsOption) && impostorsOption >= 0)) throw new BenchError('--impostors takes a whole number');
-  const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 7 : 3);
+  const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 5 : 2);
   const log = (line: string) => {
     if (!values.json) process.stdout.write(`${line}\n`);
   };
