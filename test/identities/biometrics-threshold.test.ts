@@ -5,10 +5,9 @@ import type { CreatedOrganization } from '../../src/accounts/service.js';
 import { FaceEngine, type Face } from '../../src/identities/biometrics/face-engine.js';
 import type { DecodedImage } from '../../src/identities/biometrics/image.js';
 import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
-import type { LivenessAttempt, LivenessDecision, LivenessEngine } from '../../src/identities/liveness/engine.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { operatorUser, portal, type PortalUser } from '../helpers/portal.js';
-import { HeldRegistry, httpClient, SANDBOX, tokenOf, type HttpClient } from '../sessions/fixtures.js';
+import { HeldRegistry, httpClient, passingLivenessEngine, SANDBOX, tokenOf, type HttpClient } from '../sessions/fixtures.js';
 
 /**
  * An organization's face-match threshold decides its matches (issue 50): the biometrics endpoint
@@ -38,19 +37,7 @@ class PaintedFaces extends FaceEngine {
 }
 
 /** Passes every liveness attempt with its first frame as the frontal one. */
-const livenessEngine: LivenessEngine = {
-  ready: async () => undefined,
-  async decide(attempt: LivenessAttempt): Promise<LivenessDecision> {
-    return {
-      passed: true,
-      reasons: [],
-      scores: { antispoof: 0.9, live: 0.9, consistency: 0.97 },
-      challenges: attempt.challenges.map((challenge, i) => ({ challenge, passed: true, atMs: 1000 * (i + 1) })),
-      frontalFrame: 0,
-      cpuMs: 1,
-    };
-  },
-};
+const livenessEngine = passingLivenessEngine();
 
 const BIOMETRICS = '/v1/verifications/identities/biometrics';
 const SESSIONS = '/v1/verifications/sessions';

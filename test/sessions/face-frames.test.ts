@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaceEngine } from '../../src/identities/biometrics/face-engine.js';
 import { FaceMatcher } from '../../src/identities/biometrics/matcher.js';
 import { faceCrop, samplePath, samplePortraitBase64, TEST_IDENTITY_FACES } from '../../src/identities/biometrics/samples.js';
-import type { LivenessAttempt, LivenessDecision, LivenessEngine } from '../../src/identities/liveness/engine.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
-import { HeldRegistry, httpClient, tokenOf, type HttpClient } from './fixtures.js';
+import { HeldRegistry, httpClient, passingLivenessEngine, tokenOf, type HttpClient } from './fixtures.js';
 
 /**
  * A session's face match sees several frames (issue 50, part 4): the engine's frontal frame and
@@ -26,19 +25,7 @@ let http: HttpClient;
 const engine = new FaceEngine();
 const registry = new HeldRegistry();
 
-const passing: LivenessEngine = {
-  ready: async () => undefined,
-  async decide(attempt: LivenessAttempt): Promise<LivenessDecision> {
-    return {
-      passed: true,
-      reasons: [],
-      scores: { antispoof: 0.9, live: 0.9, consistency: 0.97 },
-      challenges: attempt.challenges.map((challenge, i) => ({ challenge, passed: true, atMs: 1000 * (i + 1) })),
-      frontalFrame: 0,
-      cpuMs: 1,
-    };
-  },
-};
+const passing = passingLivenessEngine();
 
 beforeAll(async () => {
   registry.add('nin', PERSON.nin, { ...PERSON, photo: await samplePortraitBase64(FACE) });

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { LivenessAttempt, LivenessDecision, LivenessEngine } from '../../src/identities/liveness/engine.js';
 import type { IdentityType, RecordOf } from '../../src/identities/records.js';
 import type { Registry } from '../../src/identities/registry/registry.js';
 import type { DB } from '../../src/platform/db/schema.js';
@@ -146,4 +147,26 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * A stand-in liveness engine that passes every attempt, its first frame the frontal one, for tests
+ * of what comes after the decision (the real engine is test/sessions/liveness.test.ts's). `before`
+ * runs first on each decision (a test may hold the decision there).
+ */
+export function passingLivenessEngine(before?: () => Promise<void> | undefined): LivenessEngine {
+  return {
+    ready: async () => undefined,
+    async decide(attempt: LivenessAttempt): Promise<LivenessDecision> {
+      await before?.();
+      return {
+        passed: true,
+        reasons: [],
+        scores: { antispoof: 0.9, live: 0.9, consistency: 0.97 },
+        challenges: attempt.challenges.map((challenge, i) => ({ challenge, passed: true, atMs: 1000 * (i + 1) })),
+        frontalFrame: 0,
+        cpuMs: 1,
+      };
+    },
+  };
 }

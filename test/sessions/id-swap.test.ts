@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaceMatcher, HeldPhoto } from '../../src/identities/biometrics/matcher.js';
-import type { LivenessAttempt, LivenessDecision, LivenessEngine } from '../../src/identities/liveness/engine.js';
 import { ApiError } from '../../src/platform/errors.js';
 import { ID_LOOKUP_TIMEOUT_MS } from '../../src/sessions/liveness.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
-import { expectStyleA, HeldRegistry, httpClient, tokenOf, until, type HttpClient } from './fixtures.js';
+import { expectStyleA, HeldRegistry, httpClient, passingLivenessEngine, tokenOf, until, type HttpClient } from './fixtures.js';
 
 /**
  * The ID cannot change under a liveness decision (docs/sessions.md, "The end-user API";
@@ -37,20 +36,7 @@ const registry = new HeldRegistry().add('nin', OWN.nin, OWN).add('nin', VICTIM.n
 const compared: string[] = [];
 let engineHeld: Promise<void> | undefined;
 
-const engine: LivenessEngine = {
-  ready: async () => undefined,
-  async decide(attempt: LivenessAttempt): Promise<LivenessDecision> {
-    await engineHeld;
-    return {
-      passed: true,
-      reasons: [],
-      scores: { antispoof: 0.9, live: 0.9, consistency: 0.97 },
-      challenges: attempt.challenges.map((challenge, i) => ({ challenge, passed: true, atMs: 1000 * (i + 1) })),
-      frontalFrame: 0,
-      cpuMs: 1,
-    };
-  },
-};
+const engine = passingLivenessEngine(() => engineHeld);
 async function paintedMatch(held: HeldPhoto) {
   compared.push(held.idNumber);
   const match = held.photo === OWN.photo;
