@@ -28,7 +28,7 @@ const EMBEDDING_B = Array.from({ length: 16 }, (_, i) => Math.cos(3 * i + 2));
 function analysis(moves: Move[], challenges: Challenge[], overrides: Partial<AttemptAnalysis> = {}): Omit<AttemptAnalysis, 'poses'> & { poses: FramePose[] } {
   const poses = moves.map((move) => pose(face(move)));
   const times = moves.map((_, i) => i * 200);
-  const described: FrameDescription[] = framesToDescribe(challenges, poses, times, limits).map((index) => ({ index, embedding: EMBEDDING_A, real: 0.7, live: 0.98 }));
+  const described: FrameDescription[] = framesToDescribe(challenges, poses, times, limits).map((index) => ({ index, embedding: EMBEDDING_A, real: 0.97, live: 0.98 }));
   return { challenges, times, described, replayedFrames: 0, ...overrides, poses };
 }
 
@@ -46,7 +46,7 @@ describe('liveness decision', () => {
       ['look_up', true, 3000],
     ]);
     expect(moves[decision.frontalFrame!]).toBe('rest');
-    expect(decision.scores).toEqual({ antispoof: 0.7, live: 0.98, consistency: 1 });
+    expect(decision.scores).toEqual({ antispoof: 0.97, live: 0.98, consistency: 1 });
   });
 
   it('says CHALLENGE_OUT_OF_ORDER when the movements came the other way round', () => {
@@ -108,6 +108,41 @@ describe('liveness decision', () => {
     expect(changed.scores.consistency).toBeLessThan(limits.minSameFace);
     const flat = { ...base, described: base.described.map((item) => ({ ...item, real: 0.1 })) };
     expect(decideFromAnalysis(flat, limits).reasons).toEqual(['SPOOF_SUSPECTED']);
+  });
+
+  it('does not fail an attempt on a low Human liveness score: it is reported, not a gate', () => {
+    const base = analysis(sequence(['rest', 5], ['left', 3], ['up', 3], ['rest', 9]), ['turn_left', 'look_up']);
+    const lowLive = decideFromAnalysis({ ...base, described: base.described.map((item) => ({ ...item, live: 0.05 })) }, limits);
+    expect(lowLive.reasons).toEqual([]);
+    expect(lowLive.passed).toBe(true);
+    expect(lowLive.scores.live).toBe(0.05);
+    expect(limits).not.toHaveProperty('minLive');
+  });
+
+  it('gates on the median real-face probability of the described frames at minAntispoof', () => {
+    const base = analysis(sequence(['rest', 5], ['left', 3], ['up', 3], ['rest', 9]), ['turn_left', 'look_up']);
+    expect(base.described.length).toBeGreaterThanOrEqual(3);
+    const withReal = (real: (i: number) => number) => ({ ...base, described: base.described.map((item, i) => ({ ...item, real: real(i) })) });
+    // One low frame does not move the median.
+    const oneLow = decideFromAnalysis(withReal((i) => (i === 0 ? 0.05 : 0.97)), limits);
+    expect(oneLow.reasons).toEqual([]);
+    expect(oneLow.scores.antispoof).toBe(0.97);
+    const justUnder = decideFromAnalysis(withReal(() => limits.minAntispoof - 0.01), limits);
+    expect(justUnder.reasons).toEqual(['SPOOF_SUSPECTED']);
+    expect(decideFromAnalysis(withReal(() => limits.minAntispoof), limits).reasons).toEqual([]);
+  });
+
+  it('refuses a face whose similarity to the frontal one is 0.6 (a different person passed at 0.5 before), and passes 0.7', () => {
+    const base = analysis(sequence(['rest', 5], ['left', 3], ['up', 3], ['rest', 9]), ['turn_left', 'look_up']);
+    // Unit vectors at a chosen cosine: cos·e1 + sin·e2 against e1.
+    const e1 = [1, 0, 0, 0];
+    const at = (cosine: number) => [cosine, Math.sqrt(1 - cosine * cosine), 0, 0];
+    const reference = base.described[0]!.index;
+    const withSimilarity = (cosine: number) => ({ ...base, described: base.described.map((item) => ({ ...item, embedding: item.index === reference ? e1 : at(cosine) })) });
+    const swapped = decideFromAnalysis(withSimilarity(0.6), limits);
+    expect(swapped.reasons).toEqual(['FACE_CHANGED']);
+    expect(swapped.scores.consistency).toBeCloseTo(0.6, 6);
+    expect(decideFromAnalysis(withSimilarity(0.7), limits).reasons).toEqual([]);
   });
 
   it('says REPLAYED_FRAMES from the count of frames matching another attempt', () => {

@@ -71,6 +71,16 @@ describe('vouch liveness replay', { timeout: 180_000 }, () => {
     expect(line).toMatchObject({ attempt: '1-genuine', passed: false, reasons: ['CHALLENGE_NOT_MET'], expected: 'pass' });
     expect(summary.summary).toMatchObject({ attempts: 1, passed: 0, expected: 1, agreeing: 0 });
     expect(summary.summary.thresholds.turnDegrees).toBe(40);
+    expect(summary.summary.thresholds).not.toHaveProperty('minLive');
+  });
+
+  it('takes --min-antispoof for the passive gate on the real-face probability', async () => {
+    const { out, error } = await run(path.join(root, '1-genuine'), '--min-antispoof', '1.01', '--json');
+    expect(error).toBeNull();
+    const [line, summary] = out.trim().split('\n').map((text) => JSON.parse(text));
+    expect(line).toMatchObject({ attempt: '1-genuine', passed: false, reasons: ['SPOOF_SUSPECTED'] });
+    expect(line.scores.antispoof).toBeGreaterThan(0.9);
+    expect(summary.summary.thresholds.minAntispoof).toBe(1.01);
   });
 
   it('says what is wrong with a folder or an option', async () => {
@@ -82,6 +92,11 @@ describe('vouch liveness replay', { timeout: 180_000 }, () => {
       await writeFile(path.join(empty, 'attempt.json'), JSON.stringify({ challenges: ['blink'], frames: [{ file: '../x.jpg', atMs: 0 }] }));
       expect(String((await run(empty)).error)).toMatch(/must be a plain file name/);
       expect(String((await run(root, '--blink-ratio', 'half')).error)).toMatch(/must be a number/);
+      // Human's liveness score no longer decides: its option is refused with the reason, not ignored.
+      const minLive = await run(root, '--min-live', '0.5');
+      expect(minLive.out).toBe('');
+      expect(String(minLive.error)).toMatch(/--min-live is no longer an option: Human's liveness score is reported but does not decide/);
+      expect(String(minLive.error)).toMatch(/--min-antispoof sets the one passive gate/);
     } finally {
       await rm(empty, { recursive: true, force: true });
     }

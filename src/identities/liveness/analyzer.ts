@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { WorkerCalls } from '../../platform/worker-calls.js';
+import { verifiedModelPath } from '../biometrics/models.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
 /** RGB bytes of one decoded frame; `pixels` owns its buffer (it is handed to the model thread). */
@@ -37,10 +38,22 @@ export interface FrameDescription {
   index: number;
   /** The face model's identity embedding (1024 numbers). */
   embedding: number[];
-  /** Anti-spoofing score, 0 (spoof) .. 1 (real). */
+  /** fr_liveness's probability that the face is real, 0 (spoof) .. 1 (real): the passive gate. */
   real: number;
-  /** Liveness score, 0..1. */
+  /** Human's liveness score, 0..1: reported, not a gate (docs/liveness.md says why). */
   live: number;
+  /** Human's anti-spoofing score, 0..1: only when the analyzer was asked for it (measurements). */
+  humanReal?: number;
+}
+
+export interface AnalyzerOptions {
+  minFaceScore: number;
+  /** The face detector runs on every n-th frame (and wherever the face was lost); 3 by default. */
+  detectEvery?: number;
+  /** fr_liveness's crop: the face box enlarged this many times about its centre (ANTISPOOF_CROP_SCALE by default). */
+  antispoofCropScale?: number;
+  /** Also run Human's anti-spoofing model and report its score as `humanReal` (for measurements; the engine does not). */
+  humanAntispoof?: boolean;
 }
 
 export interface ModelStatus {
@@ -62,6 +75,13 @@ type Reply =
 const require = createRequire(import.meta.url);
 
 /**
+ * fr_liveness's crop around Human's face box. Silent-Face crops 2.7 times a tight detector box;
+ * Human's box is already the detector's enlarged 1.4 times (and squared), so 2.7 / 1.4 frames the
+ * same region. docs/liveness.md has what each factor measured.
+ */
+export const ANTISPOOF_CROP_SCALE = 2.7 / 1.4;
+
+/**
  * Runs the face models of the liveness check (@vladmandic/human, WASM) on a worker thread of its
  * own, started on first use and unreferenced while idle, like the face match's engine. A crashed
  * worker fails its pending requests; the next request starts a new one.
@@ -70,8 +90,7 @@ export class FrameAnalyzer {
   private calls: WorkerCalls<Reply> | undefined;
   private nextJob = 1;
 
-  /** `detectEvery`: the face detector runs on every n-th frame (and wherever the face was lost). */
-  constructor(private readonly options: { minFaceScore: number; detectEvery?: number } = { minFaceScore: 0.5 }) {}
+  constructor(private readonly options: AnalyzerOptions = { minFaceScore: 0.5 }) {}
 
   /** Starts the thread and loads every model now; says which models loaded from where. */
   async warmUp(): Promise<ModelStatus> {
@@ -130,7 +149,18 @@ export class FrameAnalyzer {
     const wasmDir = path.dirname(fromHuman.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { humanPath, modelDir, tfjsCorePath, wasmDir, minFaceScore: this.options.minFaceScore, detectEvery: this.options.detectEvery ?? 3 },
+      workerData: {
+        humanPath,
+        modelDir,
+        tfjsCorePath,
+        wasmDir,
+        ortPath: require.resolve('onnxruntime-web'),
+        antispoofModelPath: verifiedModelPath('liveness'),
+        antispoofCropScale: this.options.antispoofCropScale ?? ANTISPOOF_CROP_SCALE,
+        humanAntispoof: this.options.humanAntispoof === true,
+        minFaceScore: this.options.minFaceScore,
+        detectEvery: this.options.detectEvery ?? 3,
+      },
       resourceLimits: { maxOldGenerationSizeMb: 768 },
     });
     this.calls = new WorkerCalls<Reply>(worker, 'liveness model worker', (gone) => {

@@ -11,11 +11,14 @@ const TUNABLE = {
   lookUpDegrees: ['--look-up-degrees <n>', 'pitch from the median pose that counts as looking up'],
   blinkRatio: ['--blink-ratio <n>', 'eye openness, as a share of its median, that counts as shut'],
   minSameFace: ['--min-same-face <n>', 'lowest embedding similarity of the described frames to the frontal one'],
-  minAntispoof: ['--min-antispoof <n>', 'lowest median anti-spoofing score'],
-  minLive: ['--min-live <n>', 'lowest median liveness score'],
+  minAntispoof: ['--min-antispoof <n>', "lowest median anti-spoofing score (fr_liveness's real-face probability)"],
   replayBits: ['--replay-bits <n>', 'largest print distance (of 3072 bits) that counts as the same frame'],
   maxChallengeGapMs: ['--max-challenge-gap-ms <n>', 'longest wait between two movements'],
 } as const satisfies Partial<Record<keyof LivenessThresholds, readonly [string, string]>>;
+
+/** `--min-live` set a gate that no longer exists; a script that passes it is told, not ignored. */
+const MIN_LIVE_REMOVED =
+  "--min-live is no longer an option: Human's liveness score is reported but does not decide, as it did not tell printed faces from live ones (docs/liveness.md, \"Passive anti-spoofing\"); --min-antispoof sets the one passive gate";
 
 function number(value: string): number {
   const parsed = Number(value);
@@ -93,7 +96,9 @@ export function registerLivenessCommands(program: Command): void {
     .description('run recorded attempts (folders of attempt.json and JPEG frames; docs/liveness.md) through the engine and print each decision and a summary')
     .option('--json', 'one JSON line per attempt, then the summary');
   for (const [, [flags, description]] of Object.entries(TUNABLE)) replay.option(flags, description, number);
+  replay.option('--min-live <n>', 'no longer a threshold (Human\'s liveness score does not decide); refused with a message');
   replay.action(async (dir: string, options: Record<string, unknown>) => {
+    if (options.minLive !== undefined) throw new CliError(MIN_LIVE_REMOVED);
     const thresholds: Partial<LivenessThresholds> = {};
     for (const key of Object.keys(TUNABLE) as (keyof typeof TUNABLE)[]) {
       if (typeof options[key] === 'number') thresholds[key] = options[key];

@@ -58,9 +58,9 @@ export interface LivenessDecision {
   /** Empty when passed. */
   reasons: LivenessReason[];
   scores: {
-    /** Passive anti-spoofing: 0 (spoof) .. 1 (real), the median over the frames with a face. */
+    /** Passive anti-spoofing: fr_liveness's probability of a real face, 0 (spoof) .. 1 (real), the median over the described frames. */
     antispoof: number;
-    /** The model's liveness score, 0..1, median over frames. */
+    /** Human's liveness score, 0..1, median over the described frames: reported, not used to decide. */
     live: number;
     /** Similarity of the face across the frames (1 = the same face throughout). */
     consistency: number;

@@ -6,19 +6,27 @@
  * one that refuses, so no model, wasm binary or anything else can come from the network. Every
  * refused fetch is counted and reported (the test for "no network" reads the count).
  *
+ * Passive anti-spoofing is not Human's: fr_liveness.onnx (models/faceplugin, a Silent-Face-style
+ * classifier) runs on ONNX Runtime's WASM backend in this thread, on a crop cut from the frame's
+ * own pixels around the pose pass's face box (livenessInput below). Human's anti-spoofing model
+ * ranked live faces above printed ones no better than chance (docs/liveness.md, "Passive
+ * anti-spoofing"), so it is loaded only when a measurement asks for it (workerData.humanAntispoof).
+ * Human's liveness model still runs (~1 ms a face): its score is reported, not used to decide.
+ *
  * Where the CPU goes (docs/liveness.md, "CPU"): the face detector (BlazeFace, ~26 ms a frame) and
  * the identity model (faceres, ~92 ms a face) dominate; the mesh is ~5 ms, the iris model ~10 ms.
  * So the pose pass runs the detector on the first frame, every DETECT_EVERY-th frame and any frame
  * where the face was lost or its box jumped, and follows the face with the mesh in between (the box of each frame
  * comes from the previous frame's mesh, as MediaPipe does); the iris model runs only when the
- * attempt asks for a blink. The describe pass does not detect again: it runs the identity,
- * anti-spoofing and liveness models on the face crops the pose pass already cut (human's own
- * input to them), kept until then, as one batch.
+ * attempt asks for a blink. The describe pass does not detect again: it runs the identity and
+ * liveness models on the face crops the pose pass already cut (human's own input to them), kept
+ * until then, as one batch, and fr_liveness (~15 ms a face) on each described frame's pixels,
+ * kept with them.
  *
  * Protocol (typed on the other side in analyzer.ts):
  *   { id, type: 'warmUp' }                      -> { id, backend, models, refusedFetches }
- *   { id, type: 'pose', job, frames, iris }     -> { id, poses, detected, ms }  ms: this thread's CPU time; frames: [{ pixels, width, height }] (RGB, transferred); the main face crops are kept for 'describe'
- *   { id, type: 'describe', job, indexes }      -> { id, described, ms }  then the job's crops are dropped
+ *   { id, type: 'pose', job, frames, iris }     -> { id, poses, detected, ms }  ms: this thread's CPU time; frames: [{ pixels, width, height }] (RGB, transferred); the main face crops, frames and boxes are kept for 'describe'
+ *   { id, type: 'describe', job, indexes }      -> { id, described, ms }  described: [{ index, embedding, real, live, humanReal? }]; then the job is dropped
  *   { id, type: 'release', job }                -> { id }
  * or { id, error } for any of them.
  */
@@ -36,6 +44,7 @@ globalThis.fetch = async (resource) => {
 
 const tf = require(workerData.tfjsCorePath);
 const { Human } = require(workerData.humanPath);
+const ort = require(workerData.ortPath);
 
 // Model URLs are file:// paths into the package's models folder; tfjs asks each router in turn.
 tf.io.registerLoadRouter((url) => {
@@ -78,7 +87,7 @@ const human = new Human({
     attention: off,
     description: { enabled: true },
     emotion: off,
-    antispoof: { enabled: true },
+    antispoof: { enabled: workerData.humanAntispoof === true },
     liveness: { enabled: true },
     gear: off,
   },
@@ -96,9 +105,85 @@ const TRACK = { cacheSensitivity: 1e12, face: { detector: FOLLOW, description: o
 const DETECT_EVERY = workerData.detectEvery || 3;
 
 let loaded;
+let antispoofSession;
 function load() {
-  loaded ??= human.load().then(() => human.tf.ready());
+  loaded ??= (async () => {
+    await human.load();
+    await human.tf.ready();
+    // One thread: this worker is the unit of parallelism, as in the face match's thread.
+    ort.env.wasm.numThreads = 1;
+    ort.env.logLevel = 'error';
+    antispoofSession = await ort.InferenceSession.create(fs.readFileSync(workerData.antispoofModelPath), { executionProviders: ['wasm'] });
+  })();
   return loaded;
+}
+
+// fr_liveness's input, as Silent-Face's CropImage makes it: the face box enlarged CROP_SCALE times
+// about its centre (less where the frame is too small, the same factor both ways), shifted back
+// inside the frame, resized bilinearly (OpenCV's half-pixel centres) to 128×128; raw 0..255
+// values, planar, in BGR order, OpenCV's (in RGB order it ranked NUAA's live faces above its
+// prints no better than chance: AUC 0.47 against 0.94; bench/pad-accuracy.ts).
+const CROP_SIZE = 128;
+const CROP_SCALE = workerData.antispoofCropScale;
+function livenessInput(frame, box) {
+  const [x, y, w, h] = box;
+  const W = frame.width;
+  const H = frame.height;
+  const scale = Math.min((H - 1) / Math.max(h, 1), (W - 1) / Math.max(w, 1), CROP_SCALE);
+  const cx = x + w / 2;
+  const cy = y + h / 2;
+  let left = cx - (w * scale) / 2;
+  let top = cy - (h * scale) / 2;
+  let right = cx + (w * scale) / 2;
+  let bottom = cy + (h * scale) / 2;
+  if (left < 0) { right -= left; left = 0; }
+  if (top < 0) { bottom -= top; top = 0; }
+  if (right > W - 1) { left -= right - W + 1; right = W - 1; }
+  if (bottom > H - 1) { top -= bottom - H + 1; bottom = H - 1; }
+  const x0 = Math.max(0, Math.trunc(left));
+  const y0 = Math.max(0, Math.trunc(top));
+  const cw = Math.trunc(right) - x0 + 1;
+  const ch = Math.trunc(bottom) - y0 + 1;
+  const plane = CROP_SIZE * CROP_SIZE;
+  const out = new Float32Array(3 * plane);
+  const px = frame.pixels;
+  for (let oy = 0; oy < CROP_SIZE; oy++) {
+    const sy = Math.min(Math.max(((oy + 0.5) * ch) / CROP_SIZE - 0.5, 0), ch - 1);
+    const ya = Math.floor(sy);
+    const yb = Math.min(ya + 1, ch - 1);
+    const fy = sy - ya;
+    for (let ox = 0; ox < CROP_SIZE; ox++) {
+      const sx = Math.min(Math.max(((ox + 0.5) * cw) / CROP_SIZE - 0.5, 0), cw - 1);
+      const xa = Math.floor(sx);
+      const xb = Math.min(xa + 1, cw - 1);
+      const fx = sx - xa;
+      const a = ((y0 + ya) * W + x0 + xa) * 3;
+      const b = ((y0 + ya) * W + x0 + xb) * 3;
+      const c = ((y0 + yb) * W + x0 + xa) * 3;
+      const d = ((y0 + yb) * W + x0 + xb) * 3;
+      for (let channel = 0; channel < 3; channel++) {
+        const upper = px[a + channel] + (px[b + channel] - px[a + channel]) * fx;
+        const lower = px[c + channel] + (px[d + channel] - px[c + channel]) * fx;
+        out[(2 - channel) * plane + oy * CROP_SIZE + ox] = upper + (lower - upper) * fy;
+      }
+    }
+  }
+  return out;
+}
+
+/** fr_liveness's probability that the face is real: the softmax of its first of three logits. */
+async function realOf(frame, box) {
+  const input = new ort.Tensor('float32', livenessInput(frame, box), [1, 3, CROP_SIZE, CROP_SIZE]);
+  const output = await antispoofSession.run({ input });
+  try {
+    const logits = output.output.data;
+    const top = Math.max(logits[0], logits[1], logits[2]);
+    const exps = [0, 1, 2].map((i) => Math.exp(logits[i] - top));
+    return exps[0] / (exps[0] + exps[1] + exps[2]);
+  } finally {
+    input.dispose();
+    output.output.dispose();
+  }
 }
 
 const DEG = 180 / Math.PI;
@@ -166,6 +251,8 @@ async function pose(message) {
   const track = { ...TRACK, face: { ...TRACK.face, ...eyes } };
   const poses = [];
   const crops = [];
+  // The frame and face box of each main face: fr_liveness reads the frame's own pixels.
+  const sources = [];
   let detected = 0;
   let lost = true;
   let previous = null;
@@ -188,6 +275,7 @@ async function pose(message) {
       const fresh = detecting || result !== followed;
       for (const face of result.face) if (face !== main && face.tensor) face.tensor.dispose();
       crops.push(main && main.tensor ? main.tensor : null);
+      sources.push(main ? { frame, box: main.box.map(Math.round) } : null);
       lost = !main;
       const faces = result.face.map((face) => ({ box: face.box.map(Math.round), score: face.score }));
       const angle = main && main.rotation ? main.rotation.angle : null;
@@ -210,7 +298,7 @@ async function pose(message) {
     disposeCrops(crops);
     throw error;
   }
-  jobs.set(message.job, crops);
+  jobs.set(message.job, { crops, sources });
   return { poses, detected, ms: cpuNow() - started };
 }
 
@@ -252,24 +340,27 @@ async function embeddingsOf(model, batch) {
 async function describe(message) {
   await load();
   const started = cpuNow();
-  const crops = jobs.get(message.job);
+  const job = jobs.get(message.job);
   jobs.delete(message.job);
-  if (!crops) throw new Error('unknown liveness job ' + message.job);
+  if (!job) throw new Error('unknown liveness job ' + message.job);
+  const { crops, sources } = job;
   try {
     const { faceres, antispoof, liveness } = human.models.models;
-    if (!faceres || !antispoof || !liveness) throw new Error('liveness describe models are not loaded');
-    const indexes = message.indexes.filter((index) => crops[index]);
+    if (!faceres || !liveness || (workerData.humanAntispoof && !antispoof)) throw new Error('liveness describe models are not loaded');
+    const indexes = message.indexes.filter((index) => crops[index] && sources[index]);
     const described = message.indexes.map(() => null);
     if (indexes.length > 0) {
       const batch = human.tf.stack(indexes.map((index) => crops[index]));
       try {
         const embeddings = await embeddingsOf(faceres, batch);
-        const real = await scoresOf(antispoof, batch);
         const live = await scoresOf(liveness, batch);
-        indexes.forEach((index, row) => {
+        const humanReal = workerData.humanAntispoof ? await scoresOf(antispoof, batch) : null;
+        for (const [row, index] of indexes.entries()) {
           const embedding = embeddings[row];
-          if (embedding && embedding.length) described[message.indexes.indexOf(index)] = { index, embedding, real: real[row] ?? 0, live: live[row] ?? 0 };
-        });
+          if (!embedding || !embedding.length) continue;
+          const real = await realOf(sources[index].frame, sources[index].box);
+          described[message.indexes.indexOf(index)] = { index, embedding, real, live: live[row] ?? 0, ...(humanReal ? { humanReal: humanReal[row] ?? 0 } : {}) };
+        }
       } finally {
         batch.dispose();
       }
@@ -288,13 +379,14 @@ parentPort.on('message', (message) => {
       if (message.type === 'warmUp') {
         await load();
         const models = human.models.list().filter((model) => model.loaded).map((model) => ({ name: model.name, url: String(model.url) }));
+        models.push({ name: 'fr_liveness', url: 'file://' + workerData.antispoofModelPath });
         parentPort.postMessage({ id: message.id, backend: human.tf.getBackend(), models, refusedFetches, tensors: human.tf.memory().numTensors });
       } else if (message.type === 'pose') {
         parentPort.postMessage({ id: message.id, ...(await pose(message)) });
       } else if (message.type === 'describe') {
         parentPort.postMessage({ id: message.id, ...(await describe(message)) });
       } else if (message.type === 'release') {
-        disposeCrops(jobs.get(message.job) || []);
+        disposeCrops(jobs.get(message.job)?.crops || []);
         jobs.delete(message.job);
         parentPort.postMessage({ id: message.id });
       } else {
