@@ -250,6 +250,7 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
     registry,
     matcher: faceMatcher,
     faceMatchCapacity,
+    faceMatchGateway: live instanceof UpstreamRouter ? live : undefined,
     engine: options.livenessEngine ?? livenessEngineFor(database.db),
     store: fileStore,
     publicUrl: config.publicUrl,

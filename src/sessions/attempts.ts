@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { putFile, recordFiles, sniffImage, type StoredFile } from '../files/service.js';
 import { decodeForDetection, ImageError } from '../identities/biometrics/image.js';
+import { decideFaceMatch, selfieForProvider, type CannotCompare, type FaceDecision } from '../identities/biometrics/match-decision.js';
+import { faceMatchRoutingOf, LOCAL_ROUTING } from '../identities/biometrics/match-routing.js';
 import { UnusableHeldPhoto, type BiometricIdType } from '../identities/biometrics/matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
-import { distanceToScore, MAX_SCORE } from '../identities/biometrics/score.js';
+import { distanceToScore, MAX_SCORE, type PhotoMatching } from '../identities/biometrics/score.js';
+import type { FaceMatchType } from '../identities/upstreams/adapter.js';
 import { matchThresholdOf } from '../identities/biometrics/threshold-setting.js';
 import type { LivenessDecision } from '../identities/liveness/engine.js';
 import type { DB } from '../platform/db/schema.js';
@@ -185,7 +188,17 @@ function faceFrames(frames: readonly Buffer[], frontal: number | null): Buffer[]
 
 /** `threshold`: the distance the match was decided at (the organization's when it ran), recorded as a score. */
 function faceMatchCheck(threshold: number, matchScore: number | null, passed: boolean, reasons: SessionReason[]): FaceMatchCheck {
-  return { passed, matchScore, matchingThreshold: distanceToScore(threshold), maxScore: MAX_SCORE, reasons, simulated: false };
+  return { passed, matchScore, matchingThreshold: distanceToScore(threshold), maxScore: MAX_SCORE, reasons, simulated: false, engine: 'local' };
+}
+
+/** The provider's identity type for each session ID type; a vNIN is a token no provider's selfie match takes. */
+const FACE_MATCH_TYPE: Record<SessionIdType, FaceMatchType | undefined> = { BVN: 'bvn', NIN: 'nin', VNIN: undefined, DRIVERS_LICENSE: 'drivers_license' };
+
+/** The local model found no frame good enough to compare: the person is asked to retake, whatever the routing. */
+class Retake extends Error {
+  constructor(readonly quality: AttemptDecision['quality'] & {}) {
+    super('retake');
+  }
 }
 
 /** The ID an attempt's face is compared with: the session's when its frames were claimed. */
@@ -226,15 +239,42 @@ async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frames:
 }
 
 /**
- * The face frames against the ID's registry photo with the biometrics face matcher (several frames
- * fused after its quality gate: FaceMatcher.matchFrames), at the organization's threshold as it is
- * now (an operator may have changed it since the session began). `retake` when no frame was good
- * enough to compare.
+ * The face frames against the ID's registry photo, by the engine the organization's live routing
+ * names (docs/upstreams.md, "Face matches"): the local model, or a provider's selfie match, which is
+ * sent the engine's frontal frame. A provider that cannot answer where the local model is not its
+ * fallback throws FaceMatchUnavailable: nothing is decided, and the attempt may be sent again.
  */
 async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: AttemptDecision['quality'] & {} }> {
+  const gateway = row.mode === 'live' ? deps.faceMatchGateway : undefined;
+  let decided: FaceDecision;
+  try {
+    decided = await decideFaceMatch({
+      routing: gateway ? await faceMatchRoutingOf(deps.db, row.org_id) : LOCAL_ROUTING,
+      gateway,
+      type: FACE_MATCH_TYPE[id.idType],
+      key: id.idNumber,
+      local: () => compareLocally(deps, row, id, frames),
+      selfie: () => selfieForProvider(frames[0]!),
+    });
+  } catch (err) {
+    if (err instanceof Retake) return { retake: err.quality };
+    throw err;
+  }
+  if ('cannotCompare' in decided) return { ...faceMatchCheck(await matchThresholdOf(deps.db, row.org_id), null, false, ['NO_REGISTRY_PHOTO']), engine: decided.engine };
+  const { matching, engine } = decided;
+  return { passed: matching.match, matchScore: matching.matchScore, matchingThreshold: matching.matchingThreshold, maxScore: matching.maxScore, reasons: matching.match ? [] : ['FACE_MISMATCH'], simulated: false, engine };
+}
+
+/**
+ * The face frames against the ID's registry photo with the biometrics face matcher (several frames
+ * fused after its quality gate: FaceMatcher.matchFrames), at the organization's threshold as it is
+ * now (an operator may have changed it since the session began). Throws Retake when no frame was
+ * good enough to compare.
+ */
+async function compareLocally(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<PhotoMatching | { cannotCompare: CannotCompare }> {
   const threshold = await matchThresholdOf(deps.db, row.org_id);
   const photo = await registryPhoto(deps, row, id);
-  if (!photo) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
+  if (!photo) return { cannotCompare: 'no_photo' };
   const images = [];
   for (const frame of frames) {
     try {
@@ -245,12 +285,11 @@ async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedI
   }
   try {
     const outcome = await deps.matcher.matchFrames({ mode: row.mode, idType: BIOMETRIC_TYPE[id.idType], idNumber: id.idNumber, photo }, images, threshold);
-    if (outcome.retake) return { retake: outcome.retake };
-    const { matching } = outcome;
-    return faceMatchCheck(threshold, matching.matchScore, matching.match, matching.match ? [] : ['FACE_MISMATCH']);
+    if (outcome.retake) throw new Retake(outcome.retake);
+    return outcome.matching;
   } catch (err) {
     // No face in the registry's photo, or one that does not decode, is no photo to compare with.
-    if (err instanceof UnusableHeldPhoto) return faceMatchCheck(threshold, null, false, ['NO_REGISTRY_PHOTO']);
+    if (err instanceof UnusableHeldPhoto) return { cannotCompare: err.reason };
     throw err;
   }
 }

@@ -2,6 +2,7 @@ import type { Kysely, Transaction, Updateable } from 'kysely';
 import QRCode from 'qrcode';
 import type { FileStore } from '../files/store.js';
 import type { FaceMatchCapacity } from '../identities/biometrics/capacity.js';
+import type { FaceMatchGateway } from '../identities/biometrics/match-decision.js';
 import type { FaceMatcher } from '../identities/biometrics/matcher.js';
 import type { Challenge } from '../identities/liveness/engine.js';
 import type { Registry } from '../identities/registry/registry.js';
@@ -43,6 +44,8 @@ export interface FlowDeps {
   matcher: FaceMatcher;
   /** Face-match places, shared with the biometrics endpoint: a session's match counts against its organization's cap. */
   faceMatchCapacity: FaceMatchCapacity;
+  /** The upstream router, when the live registry is one: organizations routed to a provider's face match go through it. */
+  faceMatchGateway?: FaceMatchGateway | undefined;
   engine: EngineSource;
   /** The encrypted file store: frames are personal data. */
   store: FileStore;

@@ -19,7 +19,7 @@ export interface SessionRecord {
   checks: {
     idLookup: NonNullable<SessionChecks['idLookup']> | null;
     liveness: NonNullable<SessionChecks['liveness']> | null;
-    faceMatch: NonNullable<SessionChecks['faceMatch']> | null;
+    faceMatch: (NonNullable<SessionChecks['faceMatch']> & { engine: string }) | null;
   };
   reasons: string[];
   userConsent: UserConsent | null;
@@ -80,7 +80,8 @@ export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id' | 'unpai
     idLookup: idLookup ? (shown ? idLookup : { ...idLookup, fieldMatches: null, reasons: [] }) : null,
     liveness: liveness ?? null,
     // The face match compared the registry's photo: an unpaid session never shows how.
-    faceMatch: row.unpaid ? null : (faceMatch ?? null),
+    // Checks made before the engine was recorded were all the local model's.
+    faceMatch: row.unpaid || !faceMatch ? null : { engine: 'local', ...faceMatch },
   };
 }
 

@@ -64,6 +64,9 @@ export const SessionRecord = Type.Object({
         maxScore: Type.Number(),
         reasons: Reasons,
         simulated: Type.Boolean(),
+        engine: Type.String({
+          description: "`local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale",
+        }),
       }),
     ),
   }),

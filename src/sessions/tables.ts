@@ -57,6 +57,8 @@ export interface FaceMatchCheck {
   maxScore: number;
   reasons: string[];
   simulated: boolean;
+  /** `local`, or the upstream the organization's face matches were routed to (issue 50, part 6); absent on checks made before. */
+  engine?: string;
 }
 
 export interface SessionChecks {

@@ -73,7 +73,7 @@ export async function completeSessionForTest(
         checks.liveness = { passed, attempts: Math.max(1, row.liveness_attempts), scores: null, challenges: [], reasons: passed ? [] : [reason!], simulated: true };
         if (passed && row.check_face_match) {
           const matched = failing !== 'faceMatch';
-          checks.faceMatch = { passed: matched, matchScore: null, matchingThreshold, maxScore: MAX_SCORE, reasons: matched ? [] : [reason!], simulated: true };
+          checks.faceMatch = { passed: matched, matchScore: null, matchingThreshold, maxScore: MAX_SCORE, reasons: matched ? [] : [reason!], simulated: true, engine: 'local' };
         }
       }
     }

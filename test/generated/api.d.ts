@@ -6455,6 +6455,8 @@ export interface operations {
                                     /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
                                     reasons: string[];
                                     simulated: boolean;
+                                    /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
+                                    engine: string;
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -6658,6 +6660,8 @@ export interface operations {
                                     /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
                                     reasons: string[];
                                     simulated: boolean;
+                                    /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
+                                    engine: string;
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -6863,6 +6867,8 @@ export interface operations {
                                     /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
                                     reasons: string[];
                                     simulated: boolean;
+                                    /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
+                                    engine: string;
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -7119,6 +7125,8 @@ export interface operations {
                                     /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
                                     reasons: string[];
                                     simulated: boolean;
+                                    /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
+                                    engine: string;
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */

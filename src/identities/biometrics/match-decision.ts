@@ -28,7 +28,8 @@ export interface FaceDecisionInput {
   routing: FaceMatchRouting;
   /** Absent in test mode (no upstream is asked there) and where the live registry is no gateway. */
   gateway: FaceMatchGateway | undefined;
-  type: FaceMatchType;
+  /** Undefined for an identity no provider compares (a vNIN): the local engine decides. */
+  type: FaceMatchType | undefined;
   key: string;
   /** The local engine's decision, or why it cannot compare; run only when the routing asks for it. */
   local(): Promise<PhotoMatching | { cannotCompare: CannotCompare }>;
@@ -50,10 +51,11 @@ export async function decideFaceMatch(input: FaceDecisionInput): Promise<FaceDec
     const outcome = await input.local();
     return 'cannotCompare' in outcome ? { engine: LOCAL_ENGINE, cannotCompare: outcome.cannotCompare } : { engine: LOCAL_ENGINE, matching: outcome };
   };
-  if (routing.engine === 'local' || !gateway || !routing.faceTypes.includes(input.type)) return runLocal();
+  const { type } = input;
+  if (routing.engine === 'local' || !gateway || type === undefined || !routing.faceTypes.includes(type)) return runLocal();
   const { source } = routing;
   const runUpstream = async (): Promise<FaceDecision> => {
-    const verdict = await gateway.compareFace(source, { type: input.type, key: input.key, photoJpegBase64: await input.selfie() });
+    const verdict = await gateway.compareFace(source, { type, key: input.key, photoJpegBase64: await input.selfie() });
     return verdict ? { engine: source, matching: asPhotoMatching(verdict) } : { engine: source, cannotCompare: 'not_found' };
   };
   switch (routing.engine) {
