@@ -6,10 +6,11 @@
  * Each person of labels/eval_set.json is a live NIN record whose photo is that person's first photo
  * (one photo each, as a registry holds); each of their other photos is sent to
  * POST /v1/verifications/identities/biometrics against their own NIN (a genuine trial) and against
- * N other people's NINs of the same group, drawn with a fixed seed (impostor trials; default 5 for
- * Black people, 2 for the others), and N/2 of the other group (cross). Reported per group, with
+ * N other people's NINs of the same group, drawn with a fixed seed (impostor trials; default 8 for
+ * Black people, 1 for the others), and N/2 of the other group (cross). Reported per group, with
  * the trial counts: genuine trials rejected (no match, or no face found in the photo sent), false
- * matches, and the server's CPU per request. The photos are read from DIR (default
+ * matches, and the server's CPU per request; each answer's score is also tallied at the default
+ * threshold's neighbours (one point either side). The photos are read from DIR (default
  * ../shared/faces) at run time and sent over loopback only; without the folder the script says so
  * and exits 0.
  */
@@ -19,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { distanceToScore, MATCH_THRESHOLD } from '../src/identities/biometrics/score.js';
 import { ensureBuilt } from './lib/build.js';
 import { deferCleanup } from './lib/cleanup.js';
 import { cpuSeconds } from './lib/cpu.js';
@@ -38,7 +40,8 @@ interface Person {
   photos: string[];
 }
 
-type Outcome = 'match' | 'no_match' | 'no_face';
+/** The answer's score (a match at the default when it is at least the default threshold), or no face in the photo sent. */
+type Outcome = number | 'no_face';
 
 interface Tally {
   genuineTrials: number;
@@ -51,6 +54,8 @@ interface Tally {
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = 2;
+/** The service's default threshold (a score) and its neighbours: each trial's score is tallied at each. */
+const THRESHOLDS = [distanceToScore(MATCH_THRESHOLD) - 1, distanceToScore(MATCH_THRESHOLD), distanceToScore(MATCH_THRESHOLD) + 1];
 
 /** A small seeded generator (mulberry32): the same impostor draws on every run. */
 function seeded(seed: number): () => number {
@@ -83,7 +88,7 @@ async function main(): Promise<void> {
   }
   const impostorsOption = values.impostors === undefined ? undefined : Number(values.impostors);
   if (impostorsOption !== undefined && !(Number.isInteger(impostorsOption) && impostorsOption >= 0)) throw new BenchError('--impostors takes a whole number');
-  const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 5 : 2);
+  const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 8 : 1);
   const log = (line: string) => {
     if (!values.json) process.stdout.write(`${line}\n`);
   };
@@ -144,7 +149,9 @@ async function main(): Promise<void> {
         const text = await response.text();
         if (response.status === 400 && /No face was found in the supplied photo/.test(text)) return 'no_face';
         if (response.status !== 200) throw new BenchError(`biometrics answered ${response.status}: ${text.slice(0, 300)}`);
-        return (JSON.parse(text) as { data: { photoMatching: { match: boolean } } }).data.photoMatching.match ? 'match' : 'no_match';
+        const { photoMatching } = (JSON.parse(text) as { data: { photoMatching: { match: boolean; matchScore: number; matchingThreshold: number } } }).data;
+        if (photoMatching.match !== photoMatching.matchScore >= photoMatching.matchingThreshold) throw new BenchError(`match disagrees with its score: ${JSON.stringify(photoMatching)}`);
+        return photoMatching.matchScore;
       };
       // The registry photos are described once each (the server caches them), before the clock starts.
       for (const person of all) await send(person.photos[0]!, person.nin);
@@ -156,17 +163,21 @@ async function main(): Promise<void> {
           while (next < trials.length) {
             const trial = trials[next++]!;
             const outcome = await send(trial.photo, trial.nin);
-            const tally = tallies.get(trial.group) ?? emptyTally();
-            if (trial.genuine) {
-              tally.genuineTrials++;
-              if (outcome !== 'match') tally.genuineRejected++;
-              if (outcome === 'no_face') tally.genuineNoFace++;
-            } else {
-              tally.impostorTrials++;
-              if (outcome === 'match') tally.falseMatches++;
-              if (outcome === 'no_face') tally.impostorNoFace++;
+            for (const threshold of THRESHOLDS) {
+              const key = `${trial.group}@${threshold}`;
+              const tally = tallies.get(key) ?? emptyTally();
+              const match = outcome !== 'no_face' && outcome >= threshold;
+              if (trial.genuine) {
+                tally.genuineTrials++;
+                if (!match) tally.genuineRejected++;
+                if (outcome === 'no_face') tally.genuineNoFace++;
+              } else {
+                tally.impostorTrials++;
+                if (match) tally.falseMatches++;
+                if (outcome === 'no_face') tally.impostorNoFace++;
+              }
+              tallies.set(key, tally);
             }
-            tallies.set(trial.group, tally);
             if (++done % 500 === 0) process.stderr.write(`face-match-api: ${done} of ${trials.length} requests\n`);
           }
         }),
@@ -183,7 +194,9 @@ async function main(): Promise<void> {
       requests: trials.length,
       serverCpuMsPerRequest: (cpuSecondsUsed * 1000) / trials.length,
       machine: { cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model, node: process.version },
-      groups: Object.fromEntries(['black–black', 'other–other', 'cross'].filter((key) => tallies.has(key)).map((key) => [key, tallies.get(key)!])),
+      defaultThreshold: distanceToScore(MATCH_THRESHOLD),
+      /** Keyed `group@score`: the trials decided at that threshold (the service answered at the default). */
+      groups: Object.fromEntries([...tallies].sort(([a], [b]) => a.localeCompare(b))),
     };
     if (values.json) {
       process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -191,11 +204,11 @@ async function main(): Promise<void> {
     }
     log(`${result.requests.toLocaleString('en-GB')} requests to POST /v1/verifications/identities/biometrics, ${result.people} people enrolled with one photo each`);
     log('');
-    log('pairs         | genuine trials | rejected (no face)    | impostor trials | false matches');
-    log('--------------|----------------|-----------------------|-----------------|---------------------');
+    log('pairs @ score      | genuine trials | rejected (no face)    | impostor trials | false matches');
+    log('-------------------|----------------|-----------------------|-----------------|---------------------');
     for (const [key, t] of Object.entries(result.groups)) {
       const rejected = t.genuineTrials > 0 ? `${pct(t.genuineRejected, t.genuineTrials, 1)} (${t.genuineRejected}; ${t.genuineNoFace})` : '–';
-      log(`${key.padEnd(13)} | ${String(t.genuineTrials).padStart(14)} | ${rejected.padEnd(21)} | ${String(t.impostorTrials).padStart(15)} | ${pct(t.falseMatches, t.impostorTrials, 3)} (${t.falseMatches})`);
+      log(`${key.padEnd(18)} | ${String(t.genuineTrials).padStart(14)} | ${rejected.padEnd(21)} | ${String(t.impostorTrials).padStart(15)} | ${pct(t.falseMatches, t.impostorTrials, 3)} (${t.falseMatches})`);
     }
     log('');
     log(`server CPU per request: ${result.serverCpuMsPerRequest.toFixed(1)} ms (${result.machine.cpus} CPUs, ${result.machine.cpu}, Node ${result.machine.node})`);

@@ -39,9 +39,9 @@ describe("an organization's face-match threshold in the console", () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
       orgId: org.id,
-      matchingThreshold: 42,
+      matchingThreshold: 43,
       custom: false,
-      defaultThreshold: 42,
+      defaultThreshold: 43,
       bounds: { min: MATCH_SCORE_BOUNDS.min, max: MATCH_SCORE_BOUNDS.max },
       updatedAt: null,
       measured: MEASURED_THRESHOLDS,
@@ -56,7 +56,7 @@ describe("an organization's face-match threshold in the console", () => {
     const { org } = await portalOrg(ctx.database.db);
     const set = await write(org.id, { matchingThreshold: 47 });
     expect(set.statusCode, set.body).toBe(200);
-    expect(set.json()).toMatchObject({ orgId: org.id, matchingThreshold: 47, custom: true, defaultThreshold: 42, updatedAt: expect.any(String), measured: { model: MEASURED_THRESHOLDS.model } });
+    expect(set.json()).toMatchObject({ orgId: org.id, matchingThreshold: 47, custom: true, defaultThreshold: 43, updatedAt: expect.any(String), measured: { model: MEASURED_THRESHOLDS.model } });
     expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 47, custom: true });
     for (const bound of [MATCH_SCORE_BOUNDS.min, MATCH_SCORE_BOUNDS.max]) {
       expect((await write(org.id, { matchingThreshold: bound })).json()).toMatchObject({ matchingThreshold: bound, custom: true });
@@ -64,15 +64,15 @@ describe("an organization's face-match threshold in the console", () => {
 
     const reset = await write(org.id, { matchingThreshold: 'default' });
     expect(reset.statusCode, reset.body).toBe(200);
-    expect(reset.json()).toMatchObject({ matchingThreshold: 42, custom: false, updatedAt: expect.any(String) });
-    expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 42, custom: false });
+    expect(reset.json()).toMatchObject({ matchingThreshold: 43, custom: false, updatedAt: expect.any(String) });
+    expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 43, custom: false });
 
     const events = await audited(org.id);
     expect(events.map((event) => [event.before, event.after])).toEqual([
-      [{ matchingThreshold: 42, default: true }, { matchingThreshold: 47, default: false }],
+      [{ matchingThreshold: 43, default: true }, { matchingThreshold: 47, default: false }],
       [{ matchingThreshold: 47, default: false }, { matchingThreshold: MATCH_SCORE_BOUNDS.min, default: false }],
       [{ matchingThreshold: MATCH_SCORE_BOUNDS.min, default: false }, { matchingThreshold: MATCH_SCORE_BOUNDS.max, default: false }],
-      [{ matchingThreshold: MATCH_SCORE_BOUNDS.max, default: false }, { matchingThreshold: 42, default: true }],
+      [{ matchingThreshold: MATCH_SCORE_BOUNDS.max, default: false }, { matchingThreshold: 43, default: true }],
     ]);
     for (const event of events) expect(event).toMatchObject({ actor_kind: 'operator', actor_id: operator.personId, target: 'face match threshold' });
     // The console's audit log lists it under the organization.
@@ -101,7 +101,7 @@ describe("an organization's face-match threshold in the console", () => {
       expect(res.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringMatching(/matchingThreshold/) });
     }
     const outOfBounds = (await write(org.id, { matchingThreshold: 51 })).json();
-    expect(outOfBounds.message).toBe(`matchingThreshold must be a whole number from ${MATCH_SCORE_BOUNDS.min} to ${MATCH_SCORE_BOUNDS.max}, or "default" (42)`);
+    expect(outOfBounds.message).toBe(`matchingThreshold must be a whole number from ${MATCH_SCORE_BOUNDS.min} to ${MATCH_SCORE_BOUNDS.max}, or "default" (43)`);
     expect((await write(org.id, { matchingThreshold: 44.5 })).json().message).toBe(outOfBounds.message);
     expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 45, custom: true });
     expect(await audited(org.id)).toHaveLength(1);
@@ -115,7 +115,7 @@ describe("an organization's face-match threshold in the console", () => {
     }
     expect((await portal(ctx.app, undefined, { method: 'GET', url: url(org.id) })).statusCode).toBe(401);
     expect((await portal(ctx.app, undefined, { method: 'PUT', url: url(org.id), payload: { matchingThreshold: 50 } })).statusCode).toBe(401);
-    expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 42, custom: false });
+    expect((await read(org.id)).json()).toMatchObject({ matchingThreshold: 43, custom: false });
     expect(await audited(org.id)).toEqual([]);
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-id']) {
       for (const res of [await read(id), await write(id, { matchingThreshold: 45 })]) {

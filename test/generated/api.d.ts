@@ -2438,7 +2438,7 @@ export interface operations {
                                 match: boolean;
                                 /** @description Similarity of the two faces, 0 to maxScore: 100 × (1 − descriptor distance) */
                                 matchScore: number;
-                                /** @description The lowest score called a match: the threshold this match was decided at, the account's when its account manager set one (35 to 50), else the default (42) */
+                                /** @description The lowest score called a match: the threshold this match was decided at, the account's when its account manager set one (35 to 50), else the default (43) */
                                 matchingThreshold: number;
                                 maxScore: number;
                             };

@@ -13,7 +13,7 @@ import { HeldRegistry, httpClient, passingLivenessEngine, SANDBOX, tokenOf, type
  * An organization's face-match threshold decides its matches (issue 50): the biometrics endpoint
  * and a verification session's face match are decided at the threshold an operator set for the
  * organization at the time of the match, and their records' `matchingThreshold` says which; the
- * default (42) for every other organization. The console's side is
+ * default (43) for every other organization. The console's side is
  * test/console/face-match-threshold.test.ts.
  *
  * The face model is replaced by one that reads the score from the image's colour, so a pair's
@@ -88,9 +88,9 @@ async function biometrics(org: CreatedOrganization, score: number) {
 }
 
 describe("the biometrics endpoint decides at the organization's threshold", () => {
-  it('a pair scoring 46 matches at the default (42), not once the organization is set to 50, and again at 45; the record says which threshold applied', async () => {
+  it('a pair scoring 46 matches at the default (43), not once the organization is set to 50, and again at 45; the record says which threshold applied', async () => {
     const org = await t.org();
-    expect(await biometrics(org, 46)).toEqual({ match: true, matchScore: 46, matchingThreshold: 42, maxScore: 100 });
+    expect(await biometrics(org, 46)).toEqual({ match: true, matchScore: 46, matchingThreshold: 43, maxScore: 100 });
     await setThreshold(org, 50);
     expect(await biometrics(org, 46)).toEqual({ match: false, matchScore: 46, matchingThreshold: 50, maxScore: 100 });
     await setThreshold(org, 45);
@@ -99,17 +99,17 @@ describe("the biometrics endpoint decides at the organization's threshold", () =
 
   it('a looser threshold lets a pair through that the default turns away; reset, the default applies again', async () => {
     const org = await t.org();
-    expect(await biometrics(org, 40)).toMatchObject({ match: false, matchScore: 40, matchingThreshold: 42 });
+    expect(await biometrics(org, 40)).toMatchObject({ match: false, matchScore: 40, matchingThreshold: 43 });
     await setThreshold(org, 35);
     expect(await biometrics(org, 40)).toMatchObject({ match: true, matchScore: 40, matchingThreshold: 35 });
     await setThreshold(org, 'default');
-    expect(await biometrics(org, 40)).toMatchObject({ match: false, matchScore: 40, matchingThreshold: 42 });
+    expect(await biometrics(org, 40)).toMatchObject({ match: false, matchScore: 40, matchingThreshold: 43 });
   });
 
   it("another organization's setting changes nothing for this one", async () => {
     const [strict, other] = [await t.org(), await t.org()];
     await setThreshold(strict, 50);
-    expect(await biometrics(other, 46)).toMatchObject({ match: true, matchingThreshold: 42 });
+    expect(await biometrics(other, 46)).toMatchObject({ match: true, matchingThreshold: 43 });
     expect(await biometrics(strict, 46)).toMatchObject({ match: false, matchingThreshold: 50 });
   });
 });
@@ -142,7 +142,7 @@ describe("a session's face match is decided at its organization's threshold when
 
   const record = async (org: CreatedOrganization, id: string) => (await http.get(`${SESSIONS}/${id}`, org.liveSecret)).json().data;
 
-  it('set to 50 after the session began, a face scoring 46 fails FACE_MISMATCH with matchingThreshold 50; another organization at the default verifies it at 42', async () => {
+  it('set to 50 after the session began, a face scoring 46 fails FACE_MISMATCH with matchingThreshold 50; another organization at the default verifies it at 43', async () => {
     const [strict, other] = [await t.org(), await t.org()];
     const strictSession = await atLiveness(strict);
     const otherSession = await atLiveness(other);
@@ -151,10 +151,10 @@ describe("a session's face match is decided at its organization's threshold when
     expect(await sendFace(strictSession.token, 46)).toMatchObject({ step: 'done', result: { outcome: 'failed', reasons: ['FACE_MISMATCH'] } });
     const failed = await record(strict, strictSession.id);
     expect(failed.status).toMatchObject({ status: 'NOT_VERIFIED' });
-    expect(failed.checks.faceMatch).toEqual({ passed: false, matchScore: 46, matchingThreshold: 50, maxScore: 100, reasons: ['FACE_MISMATCH'], simulated: false });
+    expect(failed.checks.faceMatch).toEqual({ passed: false, matchScore: 46, matchingThreshold: 50, maxScore: 100, reasons: ['FACE_MISMATCH'], simulated: false, engine: 'local' });
 
     expect(await sendFace(otherSession.token, 46)).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
-    expect((await record(other, otherSession.id)).checks.faceMatch).toEqual({ passed: true, matchScore: 46, matchingThreshold: 42, maxScore: 100, reasons: [], simulated: false });
+    expect((await record(other, otherSession.id)).checks.faceMatch).toEqual({ passed: true, matchScore: 46, matchingThreshold: 43, maxScore: 100, reasons: [], simulated: false, engine: 'local' });
   });
 
   it('set to 35, a face scoring 40 that the default turns away verifies, recorded at 35', async () => {
@@ -170,12 +170,12 @@ describe("a session's face match is decided at its organization's threshold when
     await setThreshold(strict, 48);
     for (const [org, threshold] of [
       [strict, 48],
-      [other, 42],
+      [other, 43],
     ] as const) {
       const created = (await http.post(SESSIONS, org.testSecret, { idTypes: ['NIN'], applicant: { idType: 'NIN', idNumber: SANDBOX.nin.idNumber } })).json().data;
       const done = await http.post(`/v1/test-helpers/sessions/${created.id}/complete`, org.testSecret, { outcome: 'verified' });
       expect(done.status, done.text).toBe(200);
-      expect(done.json().data.checks.faceMatch).toEqual({ passed: true, matchScore: null, matchingThreshold: threshold, maxScore: 100, reasons: [], simulated: true });
+      expect(done.json().data.checks.faceMatch).toEqual({ passed: true, matchScore: null, matchingThreshold: threshold, maxScore: 100, reasons: [], simulated: true, engine: 'local' });
     }
   });
 });

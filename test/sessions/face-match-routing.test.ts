@@ -127,6 +127,6 @@ describe("a session's face match routed to a provider", () => {
     expect(decided.json(), decided.text).toMatchObject({ step: 'done', result: { outcome: 'verified' } });
     dojah.override = undefined;
     const record = (await http.get(`${BASE}/${fallback.id}`, fallback.org.liveSecret)).json().data;
-    expect(record.checks.faceMatch).toMatchObject({ passed: true, matchingThreshold: 42, maxScore: 100, engine: 'local' });
+    expect(record.checks.faceMatch).toMatchObject({ passed: true, matchingThreshold: 43, maxScore: 100, engine: 'local' });
   });
 });

@@ -251,7 +251,7 @@ describe('verification sessions pay before they look', () => {
     it('one that ended failed and unpaid (as the previous release could) shows no reason the registry decided: not why, not the face match', async () => {
       const { org, owner } = await liveOrg();
       const { id, token } = await unchargedWithIdFound(org.liveSecret);
-      const faceMatch = { passed: false, matchScore: null, matchingThreshold: 42, maxScore: 100, reasons: ['NO_REGISTRY_PHOTO'], simulated: false };
+      const faceMatch = { passed: false, matchScore: null, matchingThreshold: 43, maxScore: 100, reasons: ['NO_REGISTRY_PHOTO'], simulated: false };
       const row = await t.database.db.selectFrom('verification_sessions').select(['checks']).where('public_id', '=', id).executeTakeFirstOrThrow();
       await t.database.db
         .updateTable('verification_sessions')

@@ -65,11 +65,11 @@ describe('the score', () => {
     expect(distanceToScore(0.25)).toBe(75);
     expect(distanceToScore(1.5)).toBe(0);
     expect(scoreToDistance(42)).toBe(0.58);
-    expect(distanceToScore(MATCH_THRESHOLD)).toBe(42);
+    expect(distanceToScore(MATCH_THRESHOLD)).toBe(43);
     // cos = 0.5 → distance 0.5 → score 50: a match at the default, not at a threshold of 51.
     const a = unit([1, 0]);
     const b = unit([0.5, Math.sqrt(3) / 2]);
-    expect(photoMatching(a, b)).toEqual({ match: true, matchScore: 50, matchingThreshold: 42, maxScore: 100 });
+    expect(photoMatching(a, b)).toEqual({ match: true, matchScore: 50, matchingThreshold: 43, maxScore: 100 });
     expect(photoMatching(a, b, scoreToDistance(51))).toMatchObject({ match: false, matchingThreshold: 51 });
   });
 
@@ -131,7 +131,7 @@ describe('the quality gate and several frames', () => {
     const dark = await frame((image) => image.linear(0.16, 0));
     const both = await matcher.matchFrames(held, [good, blurred, await frame((image) => image.modulate({ brightness: 1.1 }))]);
     expect(both.framesUsed).toBe(2);
-    expect(both.matching).toMatchObject({ match: true, matchingThreshold: 42 });
+    expect(both.matching).toMatchObject({ match: true, matchingThreshold: 43 });
     // Each decoded frame goes to the engine's thread once (its pixels are handed over): new ones.
     const blurredAgain = await frame((image) => image.blur(8));
     expect(await matcher.matchFrames(held, [blurredAgain, dark, await frame((image) => image.linear(0.17, 0))])).toEqual({ retake: ['too_dark', 'blurred'], framesUsed: 0 });

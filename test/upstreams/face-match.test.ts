@@ -122,7 +122,7 @@ const PROVIDERS = [
   { source: 'dojah', genuine: { match: true, matchScore: 99.90354919433594, matchingThreshold: 90, maxScore: 100 } },
   { source: 'yv', genuine: { match: true, matchScore: 96.73, matchingThreshold: 80, maxScore: 100 } },
   // A second Vouch decides with its own model at its default threshold.
-  { source: 'vm', genuine: { match: true, matchScore: expect.any(Number), matchingThreshold: 42, maxScore: 100 } },
+  { source: 'vm', genuine: { match: true, matchScore: expect.any(Number), matchingThreshold: 43, maxScore: 100 } },
 ] as const;
 
 describe.each(PROVIDERS)('routed to $source', ({ source, genuine }) => {
@@ -209,7 +209,7 @@ describe('when the provider cannot answer', () => {
     await route(org, { engine: 'upstream-then-local', source: 'dojah' });
     const fallback = await match(org.liveSecret, identities.nin.nin, selfies.nin.bytes);
     expect(fallback.statusCode, fallback.body).toBe(200);
-    expect(fallback.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 42, maxScore: 100 }, faceMatchEngine: 'local' });
+    expect(fallback.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 43, maxScore: 100 }, faceMatchEngine: 'local' });
     expect(dojah.requests.length).toBe(before);
     expect(await usage(org.id)).toEqual([{ outcome: 'success', price: PRICE, source: 'embedded' }]);
 
@@ -230,7 +230,7 @@ describe('when the provider cannot answer', () => {
     youverify.mode = 'hang';
     const genuine = await match(org.liveSecret, identities.nin.nin, selfies.nin.bytes);
     expect(genuine.statusCode, genuine.body).toBe(200);
-    expect(genuine.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 42 }, faceMatchEngine: 'local' });
+    expect(genuine.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 43 }, faceMatchEngine: 'local' });
     const impostor = await match(org.liveSecret, identities.nin.nin, selfies.other.bytes);
     expect(impostor.json().data).toMatchObject({ photoMatching: { match: false }, faceMatchEngine: 'local' });
     // A provider that does not know the identity leaves it to the local model too.
@@ -250,7 +250,7 @@ describe('local-then-upstream', () => {
     await route(org, { engine: 'local-then-upstream', source: 'dojah' });
     const before = dojah.requests.length;
     const local = await match(org.liveSecret, identities.nin.nin, selfies.nin.bytes);
-    expect(local.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 42 }, faceMatchEngine: 'local' });
+    expect(local.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 43 }, faceMatchEngine: 'local' });
     expect(dojah.requests.length).toBe(before);
 
     const noPhoto = await match(org.liveSecret, NO_PHOTO_NIN, selfies.nin.bytes);
@@ -284,7 +284,7 @@ describe('what stays local', () => {
     expect(test.json().data.faceMatchEngine).toBe('local');
     // Youverify documents a selfie match for NINs only: a BVN match stays with the local model.
     const bvn = await match(routed.liveSecret, identities.bvn.bvn, selfies.bvn.bytes, 'bvn');
-    expect(bvn.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 42 }, faceMatchEngine: 'local' });
+    expect(bvn.json().data).toMatchObject({ photoMatching: { match: true, matchingThreshold: 43 }, faceMatchEngine: 'local' });
     expect(youverify.requests.length).toBe(before);
 
     const a = await match(routed.liveSecret, identities.nin.nin, selfies.nin.bytes);

@@ -34,24 +34,24 @@ describe("an organization's face match threshold in the console (phone width)", 
 
     await page.goto(`/console/organizations/${org.id}`);
     const section = page.getByRole('region', { name: 'Face match threshold' });
-    await eventually(() => section.getByTestId('face-match-in-force').textContent()).toBe('In force: 42 default');
+    await eventually(() => section.getByTestId('face-match-in-force').textContent()).toBe('In force: 43 default');
     const field = section.getByLabel('Face match threshold');
-    expect(await field.inputValue()).toBe('42');
-    expect(await section.getByRole('button', { name: 'Reset to default (42)' }).isDisabled()).toBe(true);
+    expect(await field.inputValue()).toBe('43');
+    expect(await section.getByRole('button', { name: 'Reset to default (43)' }).isDisabled()).toBe(true);
 
     // The measured table: every threshold, the default's row marked, counts and rates per group.
     const table = section.getByRole('table', { name: 'Measured error rates at each threshold' });
     const rows = table.getByRole('row');
     expect(await rows.count()).toBe(MEASURED_THRESHOLDS.rows.length + 1);
-    const at42 = MEASURED_THRESHOLDS.rows.find((row) => row.score === 42)!;
-    const defaultRow = rows.filter({ hasText: /^42\s*default/ });
+    const at43 = MEASURED_THRESHOLDS.rows.find((row) => row.score === 43)!;
+    const defaultRow = rows.filter({ hasText: /^43\s*default/ });
     expect(await defaultRow.count()).toBe(1);
     const cells = await defaultRow.getByRole('cell').allTextContents();
-    expect(cells[1]).toMatch(new RegExp(`^${at42.blackBlack.falseMatches} \\(0\\.0\\d\\d %\\)$`));
-    expect(cells[2]).toMatch(new RegExp(`^${at42.blackBlack.falseNonMatches} \\(\\d+\\.\\d %\\)$`));
-    expect(cells[3]).toMatch(new RegExp(`^${at42.otherOther.falseMatches} \\(`));
-    expect(cells[4]).toMatch(new RegExp(`^${at42.otherOther.falseNonMatches} \\(`));
-    const impostors = at42.blackBlack.impostorPairs.toLocaleString('en-GB');
+    expect(cells[1]).toMatch(new RegExp(`^${at43.blackBlack.falseMatches} \\(0\\.0\\d\\d %\\)$`));
+    expect(cells[2]).toMatch(new RegExp(`^${at43.blackBlack.falseNonMatches} \\(\\d+\\.\\d %\\)$`));
+    expect(cells[3]).toMatch(new RegExp(`^${at43.otherOther.falseMatches} \\(`));
+    expect(cells[4]).toMatch(new RegExp(`^${at43.otherOther.falseNonMatches} \\(`));
+    const impostors = at43.blackBlack.impostorPairs.toLocaleString('en-GB');
     await table.getByRole('columnheader', { name: `Black–Black false matches (of ${impostors} pairs of different people)` }).waitFor();
     await section.getByText(`Model ${MEASURED_THRESHOLDS.model}, measured on ${MEASURED_THRESHOLDS.measuredOn}`).waitFor();
     await section.scrollIntoViewIfNeeded();
@@ -60,9 +60,9 @@ describe("an organization's face match threshold in the console (phone width)", 
     // Out of bounds: the server's refusal, at the field; nothing saved.
     await field.fill('51');
     await section.getByRole('button', { name: 'Save threshold' }).click();
-    await eventually(() => section.getByText('The threshold must be a whole number from 35 to 50, or "default" (42)').isVisible()).toBe(true);
+    await eventually(() => section.getByText('The threshold must be a whole number from 35 to 50, or "default" (43)').isVisible()).toBe(true);
     expect(await field.getAttribute('aria-invalid')).toBe('true');
-    expect(await section.getByTestId('face-match-in-force').textContent()).toBe('In force: 42 default');
+    expect(await section.getByTestId('face-match-in-force').textContent()).toBe('In force: 43 default');
 
     await field.fill('47');
     await section.getByRole('button', { name: 'Save threshold' }).click();
@@ -77,13 +77,13 @@ describe("an organization's face match threshold in the console (phone width)", 
     // Another organization's page still shows the default.
     await page.goto(`/console/organizations/${other.id}`);
     const otherSection = page.getByRole('region', { name: 'Face match threshold' });
-    await eventually(() => otherSection.getByTestId('face-match-in-force').textContent()).toBe('In force: 42 default');
+    await eventually(() => otherSection.getByTestId('face-match-in-force').textContent()).toBe('In force: 43 default');
 
     await page.goto(`/console/organizations/${org.id}`);
     await eventually(() => section.getByTestId('face-match-in-force').textContent()).toMatch(/^In force: 47/);
-    await section.getByRole('button', { name: 'Reset to default (42)' }).click();
-    await eventually(() => section.getByTestId('face-match-in-force').textContent()).toMatch(/^In force: 42 default last changed /);
-    expect(await field.inputValue()).toBe('42');
+    await section.getByRole('button', { name: 'Reset to default (43)' }).click();
+    await eventually(() => section.getByTestId('face-match-in-force').textContent()).toMatch(/^In force: 43 default last changed /);
+    expect(await field.inputValue()).toBe('43');
     expect(unexpected(errors)).toEqual([]);
   });
 });
