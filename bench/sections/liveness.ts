@@ -2,6 +2,7 @@ import { FrameAnalyzer } from '../../src/identities/liveness/analyzer.js';
 import type { LivenessAttempt, LivenessDecision } from '../../src/identities/liveness/engine.js';
 import { HumanLivenessEngine } from '../../src/identities/liveness/human-engine.js';
 import { MemoryPrintStore } from '../../src/identities/liveness/print-store.js';
+import { DEFAULT_THRESHOLDS } from '../../src/identities/liveness/settings.js';
 import {
   type AttackAttempt,
   type AttackKind,
@@ -109,6 +110,14 @@ export const liveness: Section = {
       const p95Cpu = quantile(sortedCpu, 0.95);
       const genuineCpu = median([...genuine.natural.cpuMs, ...genuine.loop.cpuMs]);
       const reasons = (target: Tally) => Object.entries(target.reasons).map(([reason, n]) => `${reason} ${n}`).join(', ') || '-';
+      // How far the genuine captures sit from the two score gates (fr_liveness's real-face
+      // probability, the same-face similarity) and the face swaps from the second. Human's `live`
+      // is reported but is no gate (docs/liveness.md).
+      const lowest = (key: 'antispoof' | 'consistency') => Math.min(genuine.natural.scores[key][0], genuine.loop.scores[key][0]);
+      const gates = {
+        antispoof: { gate: DEFAULT_THRESHOLDS.minAntispoof, genuineLowest: lowest('antispoof') },
+        sameFace: { gate: DEFAULT_THRESHOLDS.minSameFace, genuineLowest: lowest('consistency'), faceSwapHighest: attacks.get('face-swap')?.scores.consistency[1] ?? null },
+      };
       const rows: (string | number)[][] = [
         ['genuine: unedited captures (pass rate)', genuine.natural.attempts, rate(genuine.natural), median(genuine.natural.cpuMs), reasons(genuine.natural)],
         ['genuine: fake-camera loop, all 36 orders (pass rate)', genuine.loop.attempts, rate(genuine.loop), median(genuine.loop.cpuMs), reasons(genuine.loop)],
@@ -118,6 +127,9 @@ export const liveness: Section = {
         ['genuine, loop: orders without a blink (pass rate)', byBlink.loopNoBlink.attempts, rate(byBlink.loopNoBlink), median(byBlink.loopNoBlink.cpuMs), reasons(byBlink.loopNoBlink)],
         ...[...attacks.entries()].map(([kind, target]) => [`attack: ${kind} (rejection rate)`, target.attempts, rate(target), median(target.cpuMs), reasons(target)]),
         ['all decisions: p95 CPU ms', allCpu.length, '-', p95Cpu, '-'],
+        [`genuine, both sets: lowest anti-spoofing score (gate ${gates.antispoof.gate})`, genuine.natural.attempts + genuine.loop.attempts, gates.antispoof.genuineLowest, '-', '-'],
+        [`genuine, both sets: lowest same-face score (gate ${gates.sameFace.gate})`, genuine.natural.attempts + genuine.loop.attempts, gates.sameFace.genuineLowest, '-', '-'],
+        [`face swaps: highest same-face score (gate ${gates.sameFace.gate})`, attacks.get('face-swap')?.attempts ?? 0, gates.sameFace.faceSwapHighest ?? '-', '-', '-'],
       ];
       const worstAttack = Math.min(...[...attacks.values()].map(rate));
       return {
@@ -132,6 +144,7 @@ export const liveness: Section = {
         result: {
           models: status.models.map((model) => model.name),
           refusedFetches: status.refusedFetches,
+          gates,
           genuine: { natural: genuine.natural, loop: genuine.loop, blinksBetweenFrames: missedBetweenFrames.blink },
           attacks: Object.fromEntries(attacks),
           cpuMs: { median: median(allCpu), p95: p95Cpu, genuineMedian: genuineCpu, genuineBlinkMedian: median(byBlink.blink.cpuMs), genuineNoBlinkMedian: median(byBlink.noBlink.cpuMs), loopBlinkMedian: median(byBlink.loopBlink.cpuMs), loopNoBlinkMedian: median(byBlink.loopNoBlink.cpuMs), processPerDecision: round(processCpuMs, 0) },

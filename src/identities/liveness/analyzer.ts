@@ -82,9 +82,10 @@ const require = createRequire(import.meta.url);
 export const ANTISPOOF_CROP_SCALE = 2.7 / 1.4;
 
 /**
- * Runs the face models of the liveness check (@vladmandic/human, WASM) on a worker thread of its
- * own, started on first use and unreferenced while idle, like the face match's engine. A crashed
- * worker fails its pending requests; the next request starts a new one.
+ * Runs the face models of the liveness check (@vladmandic/human on TensorFlow.js's WASM backend,
+ * fr_liveness on ONNX Runtime's) on a worker thread of its own, started on first use and
+ * unreferenced while idle, like the face match's engine. A crashed worker fails its pending
+ * requests; the next request starts a new one.
  */
 export class FrameAnalyzer {
   private calls: WorkerCalls<Reply> | undefined;
