@@ -71,6 +71,10 @@ describe('the score', () => {
     const b = unit([0.5, Math.sqrt(3) / 2]);
     expect(photoMatching(a, b)).toEqual({ match: true, matchScore: 50, matchingThreshold: 43, maxScore: 100 });
     expect(photoMatching(a, b, scoreToDistance(51))).toMatchObject({ match: false, matchingThreshold: 51 });
+    // At the threshold as shown: a distance a hair past 0.57 scores 43.0 and is a match, as its answer says.
+    const justPast = unit([1 - 0.5702, Math.sqrt(1 - (1 - 0.5702) ** 2)]);
+    expect(photoMatching(a, justPast)).toEqual({ match: true, matchScore: 43, matchingThreshold: 43, maxScore: 100 });
+    expect(photoMatching(a, unit([1 - 0.5706, Math.sqrt(1 - (1 - 0.5706) ** 2)]))).toMatchObject({ match: false, matchScore: 42.9 });
   });
 
   it('has a measured row for every threshold an organization may set, the default among them, with false matches between two Black people at most 0.1 % there', () => {

@@ -48,12 +48,13 @@ export function distanceToScore(distance: number): number {
   return Math.max(0, Math.round(MAX_SCORE * (1 - distance) * 10) / 10);
 }
 
+/**
+ * The spec's verdict on two descriptors at `threshold` (a distance). `match` is decided on the
+ * scores as shown, `matchScore ≥ matchingThreshold`, so that the answer never contradicts itself
+ * where rounding to one decimal puts a distance just past the threshold on it (0.5702 → 43.0).
+ */
 export function photoMatching(held: Float32Array, supplied: Float32Array, threshold = MATCH_THRESHOLD): PhotoMatching {
-  const distance = faceDistance(held, supplied);
-  return {
-    match: distance <= threshold,
-    matchScore: distanceToScore(distance),
-    matchingThreshold: distanceToScore(threshold),
-    maxScore: MAX_SCORE,
-  };
+  const matchScore = distanceToScore(faceDistance(held, supplied));
+  const matchingThreshold = distanceToScore(threshold);
+  return { match: matchScore >= matchingThreshold, matchScore, matchingThreshold, maxScore: MAX_SCORE };
 }
