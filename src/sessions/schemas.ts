@@ -10,8 +10,8 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const Reasons = Type.Array(Str(), { description: `Closed reason codes, empty when passed: ${SESSION_REASONS.join(', ')}` });
 const FieldMatches = Type.Object({ firstname: Type.Boolean(), lastname: Type.Boolean(), dob: Type.Boolean() });
 const Scores = Type.Object({
-  antispoof: Type.Number({ description: 'Passive anti-spoofing, 0 (spoof) to 1 (real)' }),
-  live: Type.Number({ description: "The model's liveness score, 0 to 1" }),
+  antispoof: Type.Number({ description: 'Passive anti-spoofing: the median real-face probability of the described frames (fr_liveness), 0 (spoof) to 1 (real); under 0.3 fails the attempt SPOOF_SUSPECTED' }),
+  live: Type.Number({ description: "Human's liveness score, 0 to 1: reported, not used to decide (it did not separate spoofs on the samples measured; docs/liveness.md)" }),
   consistency: Type.Number({ description: 'Similarity of the face across the frames (1: the same face throughout)' }),
 });
 const ChallengeOutcome = Type.Object({ challenge: Str(), passed: Type.Boolean(), atMs: Nullable(Type.Number()) });

@@ -6430,9 +6430,9 @@ export interface operations {
                                     passed: boolean;
                                     attempts: number;
                                     scores: {
-                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        /** @description Passive anti-spoofing: the median real-face probability of the described frames (fr_liveness), 0 (spoof) to 1 (real); under 0.3 fails the attempt SPOOF_SUSPECTED */
                                         antispoof: number;
-                                        /** @description The model's liveness score, 0 to 1 */
+                                        /** @description Human's liveness score, 0 to 1: reported, not used to decide (it did not separate spoofs on the samples measured; docs/liveness.md) */
                                         live: number;
                                         /** @description Similarity of the face across the frames (1: the same face throughout) */
                                         consistency: number;
@@ -6635,9 +6635,9 @@ export interface operations {
                                     passed: boolean;
                                     attempts: number;
                                     scores: {
-                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        /** @description Passive anti-spoofing: the median real-face probability of the described frames (fr_liveness), 0 (spoof) to 1 (real); under 0.3 fails the attempt SPOOF_SUSPECTED */
                                         antispoof: number;
-                                        /** @description The model's liveness score, 0 to 1 */
+                                        /** @description Human's liveness score, 0 to 1: reported, not used to decide (it did not separate spoofs on the samples measured; docs/liveness.md) */
                                         live: number;
                                         /** @description Similarity of the face across the frames (1: the same face throughout) */
                                         consistency: number;
@@ -6842,9 +6842,9 @@ export interface operations {
                                     passed: boolean;
                                     attempts: number;
                                     scores: {
-                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        /** @description Passive anti-spoofing: the median real-face probability of the described frames (fr_liveness), 0 (spoof) to 1 (real); under 0.3 fails the attempt SPOOF_SUSPECTED */
                                         antispoof: number;
-                                        /** @description The model's liveness score, 0 to 1 */
+                                        /** @description Human's liveness score, 0 to 1: reported, not used to decide (it did not separate spoofs on the samples measured; docs/liveness.md) */
                                         live: number;
                                         /** @description Similarity of the face across the frames (1: the same face throughout) */
                                         consistency: number;
@@ -7100,9 +7100,9 @@ export interface operations {
                                     passed: boolean;
                                     attempts: number;
                                     scores: {
-                                        /** @description Passive anti-spoofing, 0 (spoof) to 1 (real) */
+                                        /** @description Passive anti-spoofing: the median real-face probability of the described frames (fr_liveness), 0 (spoof) to 1 (real); under 0.3 fails the attempt SPOOF_SUSPECTED */
                                         antispoof: number;
-                                        /** @description The model's liveness score, 0 to 1 */
+                                        /** @description Human's liveness score, 0 to 1: reported, not used to decide (it did not separate spoofs on the samples measured; docs/liveness.md) */
                                         live: number;
                                         /** @description Similarity of the face across the frames (1: the same face throughout) */
                                         consistency: number;
