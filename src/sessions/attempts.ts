@@ -6,6 +6,7 @@ import { decideFaceMatch, selfieForProvider, type CannotCompare, type FaceDecisi
 import { faceMatchRoutingOf, LOCAL_ROUTING } from '../identities/biometrics/match-routing.js';
 import { UnusableHeldPhoto, type BiometricIdType } from '../identities/biometrics/matcher.js';
 import { fetchPhoto, PHOTO_FETCH_DEFAULTS } from '../identities/biometrics/photo-url.js';
+import type { FrameProblem } from '../identities/biometrics/quality.js';
 import { distanceToScore, MAX_SCORE, type PhotoMatching } from '../identities/biometrics/score.js';
 import type { FaceMatchType } from '../identities/upstreams/adapter.js';
 import { matchThresholdOf } from '../identities/biometrics/threshold-setting.js';
@@ -196,7 +197,7 @@ const FACE_MATCH_TYPE: Record<SessionIdType, FaceMatchType | undefined> = { BVN:
 
 /** The local model found no frame good enough to compare: the person is asked to retake, whatever the routing. */
 class Retake extends Error {
-  constructor(readonly quality: AttemptDecision['quality'] & {}) {
+  constructor(readonly quality: FrameProblem[]) {
     super('retake');
   }
 }
@@ -229,7 +230,7 @@ async function registryPhoto(deps: FlowDeps, row: SessionRow, id: MatchedId): Pr
  * (shared with the biometrics endpoint) but never refused for want of one: the liveness decision it
  * follows cost seconds, and an attempt is decided once.
  */
-async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: AttemptDecision['quality'] & {} }> {
+async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: FrameProblem[] }> {
   const release = deps.faceMatchCapacity.hold(row.org_id);
   try {
     return await compareWithRegistry(deps, row, id, frames);
@@ -244,7 +245,7 @@ async function matchFace(deps: FlowDeps, row: SessionRow, id: MatchedId, frames:
  * sent the engine's frontal frame. A provider that cannot answer where the local model is not its
  * fallback throws FaceMatchUnavailable: nothing is decided, and the attempt may be sent again.
  */
-async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: AttemptDecision['quality'] & {} }> {
+async function compareWithRegistry(deps: FlowDeps, row: SessionRow, id: MatchedId, frames: readonly Buffer[]): Promise<FaceMatchCheck | { retake: FrameProblem[] }> {
   const gateway = row.mode === 'live' ? deps.faceMatchGateway : undefined;
   let decided: FaceDecision;
   try {

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { QualityProblem } from '../identities/biometrics/quality.js';
+import type { FrameProblem } from '../identities/biometrics/quality.js';
 import type { Challenge, ChallengeOutcome, LivenessReason } from '../identities/liveness/engine.js';
 import type { Mode } from '../platform/db/schema.js';
 
@@ -136,7 +136,7 @@ export interface AttemptDecision {
   frames: number;
   cpuMs: number;
   /** POOR_QUALITY from the face match's quality gate: what was wrong with the frames (quality.ts), most frequent first. */
-  quality?: (QualityProblem | 'no_face')[];
+  quality?: FrameProblem[];
 }
 
 export interface SessionLivenessAttemptsTable {

@@ -15,6 +15,9 @@ import type { Face } from './face-engine.js';
 
 export type QualityProblem = 'too_small' | 'too_dark' | 'too_bright' | 'blurred' | 'eyes_closed';
 
+/** Why a frame could not be compared: no face found in it at all, or a face the gate turned away. */
+export type FrameProblem = QualityProblem | 'no_face';
+
 export interface QualityLimits {
   /** The face's box, in pixels of the decoded image (at most 640 px on its long side). */
   minFaceWidth: number;
