@@ -59,3 +59,8 @@ export async function decodeForDetection(bytes: Uint8Array): Promise<DecodedImag
   // A copy that owns its memory: the worker takes the buffer over, and sharp's may be shared.
   return { pixels: new Uint8Array(data), width: info.width, height: info.height };
 }
+
+/** The bytes of a photo on record as the match reads them: base64, or a base64 data URL. */
+export function heldPhotoBytes(photo: string): Buffer {
+  return Buffer.from(photo.replace(/^data:[^,]*;base64,/, ''), 'base64');
+}

@@ -32,3 +32,32 @@ export class LruCache<K, V> {
     }
   }
 }
+
+/**
+ * An LruCache of values computed on demand: the first ask for a key computes it, asks that come
+ * while it runs share that computation, and its result (null included) is kept; a computation
+ * that fails is not kept, so the next ask tries again.
+ */
+export class ComputedLru<K, V> {
+  private readonly done: LruCache<K, V>;
+  private readonly computing = new Map<K, Promise<V>>();
+
+  constructor(capacity: number) {
+    this.done = new LruCache(capacity);
+  }
+
+  get(key: K, compute: () => Promise<V>): Promise<V> {
+    if (this.done.has(key)) return Promise.resolve(this.done.get(key) as V);
+    let pending = this.computing.get(key);
+    if (!pending) {
+      pending = compute()
+        .then((value) => {
+          this.done.set(key, value);
+          return value;
+        })
+        .finally(() => this.computing.delete(key));
+      this.computing.set(key, pending);
+    }
+    return pending;
+  }
+}

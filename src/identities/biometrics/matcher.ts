@@ -3,9 +3,9 @@ import type { Mode } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
 import { metrics } from '../../platform/metrics.js';
 import { sharedFaceEngine, type FaceEngine } from './face-engine.js';
-import { decodeForDetection, ImageError, type DecodedImage } from './image.js';
-import { LruCache } from './lru.js';
-import { fuseDescriptors, qualityProblems, type QualityProblem } from './quality.js';
+import { decodeForDetection, heldPhotoBytes, ImageError, type DecodedImage } from './image.js';
+import { ComputedLru } from './lru.js';
+import { fuseDescriptors, qualityProblems, type FrameProblem } from './quality.js';
 import { MATCH_THRESHOLD, photoMatching, type PhotoMatching } from './score.js';
 
 /** The identity types biometrics compares against, as the spec names them (`frsc`: drivers license). */
@@ -40,7 +40,7 @@ const DEFAULT_CACHE_ENTRIES = 2_000;
 /** Several frames compared as one (`matchFrames`): the match, or why no frame could be used. */
 export type FramesMatch =
   | { matching: PhotoMatching; framesUsed: number; retake?: never }
-  | { retake: (QualityProblem | 'no_face')[]; framesUsed: 0; matching?: never };
+  | { retake: FrameProblem[]; framesUsed: 0; matching?: never };
 
 /**
  * Compares a supplied photo with the photo on record. The held photo's descriptor is cached by
@@ -48,14 +48,13 @@ export type FramesMatch =
  * repeat verification of the same person runs the model on the supplied photo only.
  */
 export class FaceMatcher {
-  private readonly held: LruCache<string, Float32Array | null>;
-  private readonly computing = new Map<string, Promise<Float32Array | null>>();
+  private readonly held: ComputedLru<string, Float32Array | null>;
 
   constructor(
     private readonly engine: FaceEngine = sharedFaceEngine(),
     cacheEntries = DEFAULT_CACHE_ENTRIES,
   ) {
-    this.held = new LruCache(cacheEntries);
+    this.held = new ComputedLru(cacheEntries);
   }
 
   /**
@@ -96,11 +95,11 @@ export class FaceMatcher {
   async matchFrames(held: HeldPhoto, frames: readonly DecodedImage[], threshold = MATCH_THRESHOLD): Promise<FramesMatch> {
     const stop = metrics.faceMatchDuration.startTimer();
     try {
-      const counts = new Map<QualityProblem | 'no_face', number>();
+      const counts = new Map<FrameProblem, number>();
       const usable: Float32Array[] = [];
       for (const frame of frames) {
         const face = await this.engine.describe(frame);
-        const problems = face ? qualityProblems(face) : ['no_face' as const];
+        const problems: FrameProblem[] = face ? qualityProblems(face) : ['no_face'];
         for (const problem of problems) counts.set(problem, (counts.get(problem) ?? 0) + 1);
         if (face && problems.length === 0) usable.push(face.descriptor);
       }
@@ -129,26 +128,14 @@ export class FaceMatcher {
   private heldDescriptor(held: HeldPhoto): Promise<Float32Array | null> {
     const hash = createHash('sha256').update(held.photo).digest('base64url');
     const key = `${held.mode}:${held.idType}:${held.idNumber}:${hash}`;
-    if (this.held.has(key)) return Promise.resolve(this.held.get(key) ?? null);
     // Concurrent first verifications of one identity share one computation.
-    let pending = this.computing.get(key);
-    if (!pending) {
-      pending = this.describeHeld(held.photo)
-        .then((descriptor) => {
-          this.held.set(key, descriptor);
-          return descriptor;
-        })
-        .finally(() => this.computing.delete(key));
-      this.computing.set(key, pending);
-    }
-    return pending;
+    return this.held.get(key, () => this.describeHeld(held.photo));
   }
 
   private async describeHeld(photo: string): Promise<Float32Array | null> {
-    const base64 = photo.replace(/^data:[^,]*;base64,/, '');
     let image: DecodedImage;
     try {
-      image = await decodeForDetection(Buffer.from(base64, 'base64'));
+      image = await decodeForDetection(heldPhotoBytes(photo));
     } catch (error) {
       if (error instanceof ImageError) throw new UnusableHeldPhoto('unreadable');
       throw error;

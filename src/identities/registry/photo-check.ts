@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FaceEngine } from '../biometrics/face-engine.js';
-import { decodeForDetection, ImageError } from '../biometrics/image.js';
-import { LruCache } from '../biometrics/lru.js';
+import { decodeForDetection, heldPhotoBytes, ImageError } from '../biometrics/image.js';
+import { ComputedLru } from '../biometrics/lru.js';
 import type { IdentityType } from '../records.js';
 
 /**
@@ -78,8 +78,7 @@ export class PhotoChecker {
   private readonly queue: Waiting[] = [];
   private running = 0;
   private failure: unknown;
-  private readonly outcomes = new LruCache<string, Outcome>(REMEMBERED_PHOTOS);
-  private readonly pending = new Map<string, Promise<Outcome>>();
+  private readonly outcomes = new ComputedLru<string, Outcome>(REMEMBERED_PHOTOS);
   // Resolved whenever a check ends: `add` waiting for room, `finish` waiting for the end.
   private wakeUp: (() => void) | undefined;
   private readonly engine: FaceFinder;
@@ -177,21 +176,10 @@ export class PhotoChecker {
 
   /** The photo's outcome, computed once for the same bytes however many lines carry them. */
   private outcomeOf(photo: string): Promise<Outcome> {
-    // As the matcher reads a held photo (matcher.ts, describeHeld).
-    const bytes = Buffer.from(photo.replace(/^data:[^,]*;base64,/, ''), 'base64');
+    // As the matcher reads a held photo.
+    const bytes = heldPhotoBytes(photo);
     const key = createHash('sha256').update(bytes).digest('base64url');
-    if (this.outcomes.has(key)) return Promise.resolve(this.outcomes.get(key) ?? null);
-    let pending = this.pending.get(key);
-    if (!pending) {
-      pending = this.check(bytes)
-        .then((outcome) => {
-          this.outcomes.set(key, outcome);
-          return outcome;
-        })
-        .finally(() => this.pending.delete(key));
-      this.pending.set(key, pending);
-    }
-    return pending;
+    return this.outcomes.get(key, () => this.check(bytes));
   }
 
   private async check(bytes: Buffer): Promise<Outcome> {
