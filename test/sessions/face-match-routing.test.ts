@@ -5,12 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selfieForProvider } from '../../src/identities/biometrics/match-decision.js';
 import { setFaceMatchRouting } from '../../src/identities/biometrics/match-routing.js';
 import { faceCrop, samplePath, samplePortraitBase64, TEST_IDENTITY_FACES } from '../../src/identities/biometrics/samples.js';
-import type { LivenessAttempt, LivenessDecision, LivenessEngine } from '../../src/identities/liveness/engine.js';
 import { importRegistry } from '../../src/identities/registry/import.js';
 import { addSource, setOrder } from '../../src/identities/upstreams/store.js';
 import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
 import { startDojahServer, type DojahServer } from '../upstreams/dojah-server.js';
-import { httpClient, tokenOf, type HttpClient } from './fixtures.js';
+import { httpClient, passingLivenessEngine, tokenOf, type HttpClient } from './fixtures.js';
 
 /**
  * A session's face match follows the organization's face-match routing (issue 50, part 6), as the
@@ -32,19 +31,7 @@ let http: HttpClient;
 let dojah: DojahServer;
 let captures = 0;
 
-const passing: LivenessEngine = {
-  ready: async () => undefined,
-  async decide(attempt: LivenessAttempt): Promise<LivenessDecision> {
-    return {
-      passed: true,
-      reasons: [],
-      scores: { antispoof: 0.9, live: 0.9, consistency: 0.97 },
-      challenges: attempt.challenges.map((challenge, i) => ({ challenge, passed: true, atMs: 1000 * (i + 1) })),
-      frontalFrame: 0,
-      cpuMs: 1,
-    };
-  },
-};
+const passing = passingLivenessEngine();
 
 beforeAll(async () => {
   dojah = await startDojahServer();
