@@ -21,23 +21,14 @@
  * counts: FMR and FNMR at MATCH_THRESHOLD, the thresholds at FMR 0.1 % and 0.01 % and the FNMR
  * there, failure to acquire (per group, per tier, and who), and CPU per face.
  */
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DETECTOR, FACE_MODEL, FaceEngine, type DetectorSettings, type FaceQuality } from '../src/identities/biometrics/face-engine.js';
 import { decodeForDetection } from '../src/identities/biometrics/image.js';
 import { faceDistance, MATCH_SCORE_BOUNDS, MATCH_THRESHOLD, scoreToDistance } from '../src/identities/biometrics/score.js';
+import { labelledSet, type LabelledSet } from './lib/face-set.js';
 import { atTargetFmr, enumeratePairs, mergePairs, nearestRank, ratesAt, type LabelledFace, type PairSet } from './lib/face-stats.js';
-
-interface EvalEntry {
-  path: string;
-  id: string;
-  group: string;
-  tier?: string;
-}
 
 interface Described extends LabelledFace {
   path: string;
@@ -53,21 +44,20 @@ interface Described extends LabelledFace {
 const TARGET_FMRS = [0.001, 0.0001];
 const GROUP_ORDER = ['black–black', 'other–other', 'cross', 'all'];
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
 const cpuMsSince = (start: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / 1000;
 };
 
-async function describeAll(dir: string, entries: EvalEntry[], detector: DetectorSettings, progress: (line: string) => void): Promise<Described[]> {
+async function describeAll(set: LabelledSet, detector: DetectorSettings, progress: (line: string) => void): Promise<Described[]> {
+  const { entries } = set;
   const engine = new FaceEngine(detector);
   // The model's load is not a face's cost.
   await engine.warmUp();
   const described: Described[] = [];
   try {
     for (const [index, entry] of entries.entries()) {
-      const bytes = await readFile(path.join(dir, 'lfw-subset', entry.path));
+      const bytes = await set.read(entry);
       const decodeStart = process.cpuUsage();
       const image = await decodeForDetection(bytes);
       const decodeCpuMs = cpuMsSince(decodeStart);
@@ -144,23 +134,7 @@ function thresholdTable(sets: Map<string, PairSet>, result: { photos: number; pe
  * (Labeled Faces in the Wild, docs/biometrics.md says which and their limits), model ${result.model},
  * detector cut-offs ${result.detector.tinyMinScore}/${result.detector.ssdMinConfidence}. Counts only: no photo or name.
  */
-
-export interface MeasuredPairs {
-  genuinePairs: number;
-  impostorPairs: number;
-  /** Impostor pairs (two different people) that would match. */
-  falseMatches: number;
-  /** Genuine pairs (two photos of one person) that would not match. */
-  falseNonMatches: number;
-}
-
-export interface MeasuredThreshold {
-  score: number;
-  blackBlack: MeasuredPairs;
-  otherOther: MeasuredPairs;
-  /** One Black and one other person: impostor pairs only. */
-  cross: MeasuredPairs;
-}
+import type { MeasuredThreshold } from './score.js';
 
 export const MEASURED_THRESHOLDS = {
   model: ${JSON.stringify(result.model)},
@@ -181,18 +155,14 @@ async function main(): Promise<void> {
   const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score']);
   if (minScore !== undefined && !(minScore > 0 && minScore < 1)) throw new Error('--min-score takes a number between 0 and 1');
   const detector: DetectorSettings = minScore === undefined ? DEFAULT_DETECTOR : { ...DEFAULT_DETECTOR, tinyMinScore: minScore, ssdMinConfidence: minScore };
-  const dir = path.resolve(REPO_ROOT, values.faces ?? '../shared/faces');
-  const evalSet = path.join(dir, 'labels', 'eval_set.json');
-  if (!existsSync(evalSet) || !existsSync(path.join(dir, 'lfw-subset'))) {
-    process.stdout.write(`face-accuracy: skipped, no face data: ${evalSet} or ${path.join(dir, 'lfw-subset')} is missing (see --faces)\n`);
-    return;
-  }
+  const set = await labelledSet('face-accuracy', values.faces);
+  if (!set) return;
+  const { dir, entries } = set;
   const log = (line: string) => {
     if (!values.json) process.stdout.write(`${line}\n`);
   };
-  const entries = JSON.parse(await readFile(evalSet, 'utf8')) as EvalEntry[];
   const started = Date.now();
-  const faces = await describeAll(dir, entries, detector, (line) => process.stderr.write(`${line}\n`));
+  const faces = await describeAll(set, detector, (line) => process.stderr.write(`${line}\n`));
   const describeSeconds = (Date.now() - started) / 1000;
 
   const sets = enumeratePairs(faces, faceDistance);

@@ -14,23 +14,14 @@
  * What this does not measure: real consecutive frames (motion blur, a moving head, a phone's
  * camera and compression) and real registry photos; the variants are gentler than both.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp, { type Sharp } from 'sharp';
 import { FaceEngine, type Face } from '../src/identities/biometrics/face-engine.js';
 import { decodeForDetection } from '../src/identities/biometrics/image.js';
 import { fuseDescriptors, qualityProblems, type QualityProblem } from '../src/identities/biometrics/quality.js';
 import { faceDistance, MATCH_THRESHOLD } from '../src/identities/biometrics/score.js';
+import { labelledSet } from './lib/face-set.js';
 import { pairGroup } from './lib/face-stats.js';
-
-interface EvalEntry {
-  path: string;
-  id: string;
-  group: string;
-}
 
 /** Frame-like changes of one photo: the first is the photo itself. */
 const VARIANTS: ((image: Sharp, width: number) => Sharp)[] = [
@@ -51,25 +42,19 @@ interface Capture {
   problems: QualityProblem[][];
 }
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { faces: { type: 'string' }, frames: { type: 'string' }, json: { type: 'boolean' } } });
-  const dir = path.resolve(REPO_ROOT, values.faces ?? '../shared/faces');
-  const evalSet = path.join(dir, 'labels', 'eval_set.json');
-  if (!existsSync(evalSet) || !existsSync(path.join(dir, 'lfw-subset'))) {
-    process.stdout.write(`face-frames: skipped, no face data: ${evalSet} or ${path.join(dir, 'lfw-subset')} is missing (see --faces)\n`);
-    return;
-  }
+  const set = await labelledSet('face-frames', values.faces);
+  if (!set) return;
   const frameCount = Number(values.frames ?? 4);
   if (!Number.isInteger(frameCount) || frameCount < 2 || frameCount > VARIANTS.length) throw new Error(`--frames takes 2 to ${VARIANTS.length}`);
-  const entries = JSON.parse(await readFile(evalSet, 'utf8')) as EvalEntry[];
+  const { entries } = set;
   const engine = new FaceEngine();
   await engine.warmUp();
   const captures: Capture[] = [];
   try {
     for (const [index, entry] of entries.entries()) {
-      const bytes = await readFile(path.join(dir, 'lfw-subset', entry.path));
+      const bytes = await set.read(entry);
       const { width = 250 } = await sharp(bytes).metadata();
       const frames: Face[] = [];
       let photo: Float32Array | undefined;

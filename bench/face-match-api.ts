@@ -14,24 +14,17 @@
  * ../shared/faces) at run time and sent over loopback only; without the folder the script says so
  * and exits 0.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { distanceToScore, MATCH_THRESHOLD } from '../src/identities/biometrics/score.js';
 import { ensureBuilt } from './lib/build.js';
 import { deferCleanup } from './lib/cleanup.js';
 import { cpuSeconds } from './lib/cpu.js';
 import { BenchError } from './lib/errors.js';
+import { labelledSet, REPO_ROOT } from './lib/face-set.js';
 import { lastJsonLine, NO_RATE_LIMITS, runCommand, startServer, type Env } from './lib/processes.js';
-
-interface EvalEntry {
-  path: string;
-  id: string;
-  group: string;
-}
 
 interface Person {
   id: string;
@@ -52,7 +45,6 @@ interface Tally {
   impostorNoFace: number;
 }
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = 2;
 /** The service's default threshold (a score) and its neighbours: each trial's score is tallied at each. */
 const THRESHOLDS = [distanceToScore(MATCH_THRESHOLD) - 1, distanceToScore(MATCH_THRESHOLD), distanceToScore(MATCH_THRESHOLD) + 1];
@@ -80,12 +72,8 @@ const emptyTally = (): Tally => ({ genuineTrials: 0, genuineRejected: 0, genuine
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { faces: { type: 'string' }, impostors: { type: 'string' }, json: { type: 'boolean' } } });
-  const dir = path.resolve(REPO_ROOT, values.faces ?? '../shared/faces');
-  const evalSet = path.join(dir, 'labels', 'eval_set.json');
-  if (!existsSync(evalSet) || !existsSync(path.join(dir, 'lfw-subset'))) {
-    process.stdout.write(`face-match-api: skipped, no face data: ${evalSet} or ${path.join(dir, 'lfw-subset')} is missing (see --faces)\n`);
-    return;
-  }
+  const set = await labelledSet('face-match-api', values.faces);
+  if (!set) return;
   const impostorsOption = values.impostors === undefined ? undefined : Number(values.impostors);
   if (impostorsOption !== undefined && !(Number.isInteger(impostorsOption) && impostorsOption >= 0)) throw new BenchError('--impostors takes a whole number');
   const impostorsFor = (group: string) => impostorsOption ?? (group === 'black' ? 8 : 1);
@@ -93,14 +81,13 @@ async function main(): Promise<void> {
     if (!values.json) process.stdout.write(`${line}\n`);
   };
 
-  const entries = JSON.parse(await readFile(evalSet, 'utf8')) as EvalEntry[];
   const people = new Map<string, Person>();
-  for (const entry of entries) {
+  for (const entry of set.entries) {
     const person = people.get(entry.id) ?? { id: entry.id, group: entry.group, nin: `7${String(people.size + 1).padStart(10, '0')}`, photos: [] };
     person.photos.push(entry.path);
     people.set(entry.id, person);
   }
-  const photoBase64 = async (file: string) => (await readFile(path.join(dir, 'lfw-subset', file))).toString('base64');
+  const photoBase64 = async (file: string) => (await set.read(file)).toString('base64');
 
   const main = ensureBuilt(REPO_ROOT);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'vouch-face-api-'));
@@ -189,7 +176,7 @@ async function main(): Promise<void> {
 
     const pct = (count: number, of: number, places: number) => (of > 0 ? `${((count / of) * 100).toFixed(places)} %` : '–');
     const result = {
-      faces: dir,
+      faces: set.dir,
       people: people.size,
       requests: trials.length,
       serverCpuMsPerRequest: (cpuSecondsUsed * 1000) / trials.length,

@@ -5,23 +5,7 @@
  * (Labeled Faces in the Wild, docs/biometrics.md says which and their limits), model fr_feature-512,
  * detector cut-offs 0.4/0.4. Counts only: no photo or name.
  */
-
-export interface MeasuredPairs {
-  genuinePairs: number;
-  impostorPairs: number;
-  /** Impostor pairs (two different people) that would match. */
-  falseMatches: number;
-  /** Genuine pairs (two photos of one person) that would not match. */
-  falseNonMatches: number;
-}
-
-export interface MeasuredThreshold {
-  score: number;
-  blackBlack: MeasuredPairs;
-  otherOther: MeasuredPairs;
-  /** One Black and one other person: impostor pairs only. */
-  cross: MeasuredPairs;
-}
+import type { MeasuredThreshold } from './score.js';
 
 export const MEASURED_THRESHOLDS = {
   model: "fr_feature-512",

@@ -25,6 +25,25 @@ export const MATCH_THRESHOLD = 0.57;
  */
 export const MATCH_SCORE_BOUNDS = { min: 35, max: 50 } as const;
 
+/** Pairs of labelled photos at one threshold (measured-thresholds.ts, written by bench/face-accuracy.ts). */
+export interface MeasuredPairs {
+  genuinePairs: number;
+  impostorPairs: number;
+  /** Impostor pairs (two different people) that would match. */
+  falseMatches: number;
+  /** Genuine pairs (two photos of one person) that would not match. */
+  falseNonMatches: number;
+}
+
+/** The measured errors at one threshold an organization may set, per group. */
+export interface MeasuredThreshold {
+  score: number;
+  blackBlack: MeasuredPairs;
+  otherOther: MeasuredPairs;
+  /** One Black and one other person: impostor pairs only. */
+  cross: MeasuredPairs;
+}
+
 /** The distance a threshold score stands for: a pair matches when its distance is at most this. */
 export function scoreToDistance(score: number): number {
   return Math.round((1 - score / MAX_SCORE) * 1e6) / 1e6;
