@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IDENTITY_KEYS } from '../../src/identities/registry/test-identities.js';
 import { qualityText } from '../../web/verify/src/words.js';
-import { buildWebContext, watchErrors, type WebContext } from '../helpers/browser.js';
+import { buildWebContext, screenshot, watchErrors, type WebContext } from '../helpers/browser.js';
 import { consentAndId, createSession, launchWithCamera, noOverflow, phoneContext } from './verify-helpers.js';
 
 /**
@@ -64,6 +64,7 @@ describe('the selfie step after frames too poor to compare', () => {
     await page.getByText('2 tries left.').waitFor();
     await page.getByRole('button', { name: 'Start camera' }).waitFor();
     await noOverflow(page);
+    await screenshot(page, 'verify-retry-quality');
     expect(errors).toEqual([]);
     await context.close();
   });
