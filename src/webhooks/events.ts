@@ -16,6 +16,8 @@ export type WebhookEventType =
   | 'employment.cancelled'
   | 'session.completed'
   | 'session.expired'
+  | 'screening.match'
+  | 'screening.monitoring_ended'
   // Sent from the portal's "Send test event" button.
   | 'webhook.test';
 

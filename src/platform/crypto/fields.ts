@@ -44,6 +44,8 @@ export const PROTECTED_COLUMNS: Record<string, Record<string, 'json' | 'value'>>
   lookup_consents: { consent_reference: 'value' },
   verification_sessions: { applicant: 'json', metadata: 'json', consent_reference: 'value', user_consent: 'json', id_number: 'value', identity: 'json' },
   session_liveness_attempts: { id_number: 'value' },
+  screenings: { subject: 'json', metadata: 'json', consent_reference: 'value' },
+  screening_hits: { explanation: 'value', review: 'json' },
 };
 
 /**

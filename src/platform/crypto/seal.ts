@@ -36,6 +36,8 @@ const PRIMARY_KEYS: Record<string, string[]> = {
   pending_sign_ups: ['token_hash'],
   verification_sessions: ['id'],
   session_liveness_attempts: ['id'],
+  screenings: ['id'],
+  screening_hits: ['id'],
 };
 
 /** Every table with protected columns is covered: a table left out would keep its values under a leaked key after `--reencrypt`. */

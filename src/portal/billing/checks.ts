@@ -5,6 +5,7 @@ import { EMPLOYMENT_BILLABLES } from '../../employments/service.js';
 import { GUARANTOR_BILLABLES } from '../../guarantors/service.js';
 import { IDENTITY_BILLABLES } from '../../identities/lookups.js';
 import { SESSION_BILLABLES } from '../../sessions/billing.js';
+import { SCREENING_BILLABLES } from '../../screening/billing.js';
 import { setPrice, type Billable } from '../../platform/billing.js';
 import type { DB } from '../../platform/db/schema.js';
 import { ApiError } from '../../platform/errors.js';
@@ -18,6 +19,7 @@ export const BILLABLES: readonly Billable[] = [
   ...Object.values(GUARANTOR_BILLABLES),
   ...Object.values(EMPLOYMENT_BILLABLES),
   ...Object.values(SESSION_BILLABLES),
+  ...Object.values(SCREENING_BILLABLES),
 ];
 
 /** What a customer calls each check; the API's type names stay beside them. */
@@ -39,6 +41,8 @@ const LABELS: Record<string, string> = {
   guarantor: 'Guarantor verification',
   employment: 'Employment verification',
   session: 'Verification session (ID, liveness and face match; charged at completion)',
+  screening: 'Sanctions, PEP and watchlist screening (a month of monitoring included)',
+  screening_monitoring: 'Screening monitoring (per monitored subject, per month after the first)',
 };
 
 export function checkLabel(type: string): string {
