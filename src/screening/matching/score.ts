@@ -1,0 +1,180 @@
+import type { NameToken, PreparedName, TokenKind } from './normalize.js';
+import { compareTokens, tokenInfo, type Relation, type TokenInfo, type TokenSimilarity } from './similarity.js';
+
+/**
+ * The name score: the words of the two names aligned one to one, whatever their order (each pair
+ * taken best first), then how much of each name the aligned words cover. The subject's words count
+ * more than the entity's: a listed middle name the customer did not give lowers the score a
+ * little ("Ahmed Bello" ~ "Ahmed Musa Bello"), a word of the customer's that the list lacks lowers
+ * it more. A name that agrees on one word only ("Bello") is not a strong match of a longer one.
+ */
+
+/** What a word weighs in its name. */
+export const KIND_WEIGHT: Record<TokenKind, number> = {
+  name: 1,
+  initial: 0.35,
+  particle: 0.2,
+  generic: 0.35,
+  legal: 0.1,
+  stop: 0.05,
+};
+
+/** The subject's coverage weighs this much, the entity's the rest. */
+export const SUBJECT_SHARE = 0.6;
+/** Below this, two words are not aligned at all. */
+const MIN_PAIR = 0.5;
+/** A pair this close counts as the same word for the one-word rule. */
+const STRONG_PAIR = 0.8;
+/** The factor on a score resting on one strong word when either name has two or more. */
+const ONE_WORD_FACTOR = 0.8;
+
+export interface ScoredToken {
+  info: TokenInfo;
+  display: string;
+  weight: number;
+}
+
+export interface Pair {
+  subject: number;
+  entity: number;
+  sim: number;
+  relation: Relation;
+}
+
+export interface NameScore {
+  score: number;
+  pairs: Pair[];
+  subject: ScoredToken[];
+  entity: ScoredToken[];
+}
+
+/** Tokens for scoring; `intern` lets an index share TokenInfo between names. */
+export function scoredTokens(name: PreparedName, intern?: (norm: string, kind: TokenKind, abjad: boolean) => TokenInfo): ScoredToken[] {
+  return name.tokens.map((token: NameToken) => ({
+    info: intern ? intern(token.norm, token.kind, name.abjad) : tokenInfo(token.norm, token.kind, name.abjad),
+    display: token.display,
+    weight: KIND_WEIGHT[token.kind],
+  }));
+}
+
+export type Similarity = (subject: TokenInfo, entity: TokenInfo) => TokenSimilarity;
+
+function align(subject: ScoredToken[], entity: ScoredToken[], similarity: Similarity): NameScore {
+  const candidates: Pair[] = [];
+  for (let i = 0; i < subject.length; i++) {
+    for (let j = 0; j < entity.length; j++) {
+      const { sim, relation } = similarity(subject[i]!.info, entity[j]!.info);
+      if (sim >= MIN_PAIR) candidates.push({ subject: i, entity: j, sim, relation });
+    }
+  }
+  // Best pairs first; among equals, the heavier words, so a name is aligned before a particle.
+  candidates.sort((x, y) => y.sim - x.sim || subject[y.subject]!.weight + entity[y.entity]!.weight - subject[x.subject]!.weight - entity[x.entity]!.weight);
+  const usedSubject = new Uint8Array(subject.length);
+  const usedEntity = new Uint8Array(entity.length);
+  const pairs: Pair[] = [];
+  for (const pair of candidates) {
+    if (usedSubject[pair.subject] || usedEntity[pair.entity]) continue;
+    usedSubject[pair.subject] = 1;
+    usedEntity[pair.entity] = 1;
+    pairs.push(pair);
+  }
+  return { score: coverageScore(subject, entity, pairs), pairs, subject, entity };
+}
+
+function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pair[]): number {
+  let subjectTotal = 0;
+  let entityTotal = 0;
+  for (const token of subject) subjectTotal += token.weight;
+  for (const token of entity) entityTotal += token.weight;
+  if (subjectTotal === 0 || entityTotal === 0) return 0;
+  let subjectCovered = 0;
+  let entityCovered = 0;
+  let strong = 0;
+  for (const pair of pairs) {
+    const weightS = subject[pair.subject]!.weight;
+    const weightE = entity[pair.entity]!.weight;
+    // An initial aligned with a whole word covers the word only as much as the initial weighs.
+    const shared = Math.min(weightS, weightE);
+    subjectCovered += pair.sim * (pair.relation === 'initial' ? shared : weightS);
+    entityCovered += pair.sim * (pair.relation === 'initial' ? shared : weightE);
+    if (pair.sim >= STRONG_PAIR && weightS === 1 && weightE === 1) strong++;
+  }
+  let score = SUBJECT_SHARE * (subjectCovered / subjectTotal) + (1 - SUBJECT_SHARE) * (entityCovered / entityTotal);
+  const words = Math.max(countNames(subject), countNames(entity));
+  if (strong <= 1 && words >= 2) score *= ONE_WORD_FACTOR;
+  return Math.min(1, score);
+}
+
+function countNames(tokens: ScoredToken[]): number {
+  let count = 0;
+  for (const token of tokens) if (token.weight === 1) count++;
+  return count;
+}
+
+/**
+ * Two neighbouring words of one name written as one word of the other (Abu Bakar / Abubakar,
+ * Jin Ping / Jinping): the two are joined when that aligns better.
+ */
+function joinNeighbours(side: ScoredToken[], other: ScoredToken[], similarity: Similarity): ScoredToken[] | undefined {
+  for (let i = 0; i + 1 < side.length; i++) {
+    const first = side[i]!;
+    const second = side[i + 1]!;
+    if (first.info.kind === 'initial' || second.info.kind === 'initial') continue;
+    const joined = tokenInfo(first.info.norm + second.info.norm, 'name', first.info.abjad);
+    for (const token of other) {
+      if (similarity(joined, token.info).sim >= 0.85) {
+        return [...side.slice(0, i), { info: joined, display: `${first.display} ${second.display}`, weight: 1 }, ...side.slice(i + 2)];
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The best alignment of two names' tokens. */
+export function scoreNames(subject: ScoredToken[], entity: ScoredToken[], similarity: Similarity = compareTokens): NameScore {
+  let best = align(subject, entity, similarity);
+  if (best.score >= 0.999) return best;
+  const alignedAll = best.pairs.length === Math.min(subject.length, entity.length) && subject.length === entity.length;
+  if (alignedAll) return best;
+  const joinedSubject = joinNeighbours(subject, entity, similarity);
+  if (joinedSubject) {
+    const other = align(joinedSubject, entity, similarity);
+    if (other.score > best.score) best = other;
+  }
+  const joinedEntity = joinNeighbours(entity, best.subject, similarity);
+  if (joinedEntity) {
+    const other = align(best.subject, joinedEntity, similarity);
+    if (other.score > best.score) best = other;
+  }
+  return best;
+}
+
+const RELATION_WORDS: Record<Relation, string> = {
+  exact: '',
+  variant: 'name variant',
+  short: 'short form',
+  cross: 'Arabic/English form, weak',
+  script: 'transliteration',
+  spelling: 'spelling',
+  initial: 'initial',
+  none: '',
+};
+
+/** The alignment in words: "Mohammed = Muhammad (name variant); Yusuf = YUSUF; Musa not in subject". */
+export function describeAlignment(score: NameScore): string[] {
+  const parts: string[] = [];
+  for (const pair of [...score.pairs].sort((a, b) => a.subject - b.subject)) {
+    const s = score.subject[pair.subject]!.display;
+    const e = score.entity[pair.entity]!.display;
+    const sign = pair.sim >= 0.85 ? '=' : '~';
+    const why = RELATION_WORDS[pair.relation];
+    parts.push(why === '' ? `${s} ${sign} ${e}` : `${s} ${sign} ${e} (${why})`);
+  }
+  const alignedS = new Set(score.pairs.map((pair) => pair.subject));
+  const alignedE = new Set(score.pairs.map((pair) => pair.entity));
+  const missingE = score.entity.filter((token, j) => !alignedE.has(j) && token.weight >= 0.35).map((token) => token.display);
+  const missingS = score.subject.filter((token, i) => !alignedS.has(i) && token.weight >= 0.35).map((token) => token.display);
+  if (missingS.length > 0) parts.push(`${missingS.join(' ')} not in the listed name`);
+  if (missingE.length > 0) parts.push(`${missingE.join(' ')} not in the subject's name`);
+  return parts;
+}
