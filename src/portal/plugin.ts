@@ -35,6 +35,7 @@ import { linkRoutes } from './links/routes.js';
 import { PeopleMail } from './mail.js';
 import { permissionsOf } from './roles.js';
 import { sandboxRoutes } from './sandbox/routes.js';
+import { screeningPortalRoutes } from '../screening/portal.js';
 import { PORTAL_TAG, portalErrors, Role, sessionSecurity } from './schemas.js';
 import { teamRoutes } from './team/routes.js';
 import { verificationRoutes } from './verifications/routes.js';
@@ -191,4 +192,6 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   await app.register(linkRoutes, areaOptions);
   // The verification flow's branding and session defaults (docs/sessions.md, "Branding").
   await app.register(brandingRoutes, areaOptions);
+  // Screenings: lists, detail, hit review and the confirmed-matches CSV (src/screening; docs/screening.md).
+  await app.register(screeningPortalRoutes, { db });
 }
