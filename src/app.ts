@@ -38,6 +38,8 @@ import { isWebAppPath, registerWebApp } from './platform/web.js';
 import { checkOrigin, portalApi } from './portal/plugin.js';
 import { isRespondentPath, respondentPages, sendBadRequestPage } from './respondents/routes.js';
 import { respondentsFor } from './respondents/service.js';
+import { screeningRoutes } from './screening/routes.js';
+import { startScreening } from './screening/start.js';
 import { endUserRoutes } from './sessions/end-user-routes.js';
 import { SessionFlow } from './sessions/flow.js';
 import { FrameUploadPlaces } from './sessions/frame-upload-places.js';
@@ -242,6 +244,12 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   await app.register(employmentRoutes, { db: database.db, respondents });
   await app.register(respondentPages, { respondents, prefix: '/respond' });
 
+  // Screening against sanctions, PEP and watchlists (src/screening; docs/screening.md).
+  const screening = await startScreening(database.db, app.log);
+  app.addHook('onClose', async () => screening.close());
+  app.decorate('screeningLists', screening.lists);
+  await app.register(screeningRoutes, { db: database.db, service: screening.service });
+
   // Verification sessions: the customer's API, and the end user's (the hosted page and the web SDK).
   const registry = (mode: 'test' | 'live') => lookups.registry(mode);
   await app.register(sessionRoutes, { db: database.db, publicUrl: config.publicUrl, registry });
@@ -253,6 +261,7 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
     faceMatchGateway: live instanceof UpstreamRouter ? live : undefined,
     engine: options.livenessEngine ?? livenessEngineFor(database.db),
     store: fileStore,
+    screening: screening.service,
     publicUrl: config.publicUrl,
     allowPrivateUrls: config.allowPrivateUrls,
   });

@@ -13,6 +13,7 @@ import { employmentExpiryTask } from './employments/expiry.js';
 import { guarantorExpiryTask } from './guarantors/expiry.js';
 import { retentionJobTask } from './privacy/retention.js';
 import { sessionExpiryTask } from './sessions/expiry.js';
+import { screeningMonitoringTask } from './screening/monitoring.js';
 
 /** What the worker runs its tasks with: the common context, and overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
 export interface WorkerRunContext extends WorkerContext {
@@ -33,7 +34,7 @@ const webhookDeliveries: BackgroundTask<WorkerRunContext> = {
 };
 
 /** Every background task; a module with timers of its own adds its task here. */
-export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, sessionExpiryTask(), retentionJobTask()];
+export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, sessionExpiryTask(), retentionJobTask(), screeningMonitoringTask()];
 
 export interface Worker {
   /** Stops every task; deliveries in flight get a short grace, then are retried later. */

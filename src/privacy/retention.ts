@@ -6,6 +6,7 @@ import { protectionOf } from '../platform/crypto/fields.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { audit, type Actor } from '../portal/audit.js';
+import { applyScreeningRetention } from '../screening/privacy.js';
 import { applySessionRetention } from '../sessions/privacy.js';
 import { anonymiseVerifications, deleteFiles, ENDED_STATUSES, STATUS_COLUMN, VERIFICATION_KINDS, VERIFICATION_TABLES, type AnonymiseCounts } from './anonymise.js';
 import './tables.js';
@@ -209,6 +210,9 @@ export async function applyRetention(db: Kysely<DB>, store: FileStore, options: 
   const sessions = await applySessionRetention(db, store, { now, verificationDays: RETENTION_DEFAULTS.verificationDays, batchSize: batch, shouldStop });
   counts.verifications.session = sessions.sessions;
   counts.photos += sessions.frames;
+
+  // 1c. Screenings no longer monitored, after the verification period from their last activity (src/screening/privacy.ts).
+  counts.verifications.screening = await applyScreeningRetention(db, { now, verificationDays: RETENTION_DEFAULTS.verificationDays, batchSize: batch, shouldStop });
 
   // 2. Photos older than the period: the file, its row, and its id on the verification.
   for (;;) {
