@@ -16,6 +16,10 @@ export interface NameToken {
   /** The word as written, for the explanation. */
   display: string;
   kind: TokenKind;
+  /** One syllable of a Chinese, Japanese or Korean name: the same syllable or another name. */
+  syllable?: boolean;
+  /** The word after bin/ibn/ould: the father's name, not the person's own. */
+  patronym?: boolean;
 }
 
 export interface PreparedName {
@@ -43,6 +47,9 @@ const PARTICLES = new Set(
   'al el ul ad ar as an at az bin ibn bint binti ben bte ould wuld de da di du del della der den van von la le dos das y jr jnr sr snr ii iii iv so do'.split(' '),
 );
 
+/** Son of, daughter of: the next word is the father's name. */
+const PATRONYMIC = new Set(['bin', 'ibn', 'bint', 'binti', 'ben', 'bte', 'ould', 'wuld']);
+
 /** Organization legal forms, each written one way. */
 const LEGAL_FORMS = new Map<string, string>(
   Object.entries({
@@ -50,7 +57,7 @@ const LEGAL_FORMS = new Map<string, string>(
     co: 'co', company: 'co', cos: 'co', llc: 'llc', llp: 'llp', lp: 'lp', gmbh: 'gmbh', ag: 'ag', sa: 'sa', sas: 'sas',
     sarl: 'sarl', srl: 'srl', spa: 'spa', bv: 'bv', nv: 'nv', pty: 'pty', pvt: 'pvt', jsc: 'jsc', ojsc: 'jsc', pjsc: 'jsc',
     cjsc: 'jsc', ooo: 'ooo', oao: 'jsc', zao: 'jsc', ao: 'jsc', fze: 'fze', fzco: 'fze', fzc: 'fze', fzllc: 'fze', kg: 'kg',
-    as: 'as', ab: 'ab', oy: 'oy', sdn: 'sdn', bhd: 'bhd', tbk: 'tbk', pte: 'pte', kft: 'kft', sro: 'sro', doo: 'doo',
+    as: 'as', ab: 'ab', oy: 'oy', sdn: 'sdn', bhd: 'bhd', spzoo: 'spzoo', tbk: 'tbk', pte: 'pte', kft: 'kft', sro: 'sro', doo: 'doo',
     ent: 'enterprises', enterprise: 'enterprises', enterprises: 'enterprises', ventures: 'ventures', venture: 'ventures',
     nig: 'nigeria', nigeria: 'nigeria', intl: 'international', international: 'international',
   }),
@@ -68,6 +75,19 @@ const LEGAL_PHRASES: readonly [readonly string[], string][] = [
   [['joint', 'stock', 'company'], 'jsc'],
   [['closed', 'joint', 'stock', 'company'], 'jsc'],
   [['private', 'limited'], 'ltd'],
+  [['open', 'joint', 'stock', 'company'], 'jsc'],
+  [['aktiengesellschaft'], 'ag'],
+  [['gesellschaft', 'mit', 'beschrankter', 'haftung'], 'gmbh'],
+  [['societatea', 'cu', 'raspundere', 'limitata'], 'srl'],
+  [['societe', 'anonyme'], 'sa'],
+  [['sociedad', 'anonima'], 'sa'],
+  [['societe', 'a', 'responsabilite', 'limitee'], 'sarl'],
+  [['sp', 'z', 'o', 'o'], 'spzoo'],
+  [['sp', 'z', 'oo'], 'spzoo'],
+  [['l', 'p'], 'lp'],
+  [['limited', 'partnership'], 'lp'],
+  [['obshchestvo', 's', 'ogranichennoy', 'otvetstvennostyu'], 'ooo'],
+  [['aktsionernoe', 'obshchestvo'], 'jsc'],
 ];
 
 const SCRIPT_ABJAD = /[\u0590-\u05FF\u0600-\u06FF\u0750-\u077F\u08A0-\u08FF\uFB50-\uFDFF\uFE70-\uFEFF]/u;
@@ -86,15 +106,17 @@ function uncomma(name: string, schema: EntitySchema): string {
 }
 
 /** Words as written, transliterated: "Abu-Bakr" gives two, "U.S.A." one. */
-function words(name: string, schema: EntitySchema): { display: string; ascii: string }[] {
+function words(name: string, schema: EntitySchema): { display: string; ascii: string; syllable: boolean }[] {
   let spaced = name.replace(SCRIPT_SYLLABIC, (char) => ` ${char} `).replace(/&/g, ' and ');
   // A person's "A.B." is two initials; an organization's "U.S.A." one word.
   if (schema === 'Organization') spaced = spaced.replace(DOTTED_ACRONYM, (acronym) => acronym.replaceAll('.', ''));
-  const out: { display: string; ascii: string }[] = [];
-  for (const word of spaced.split(/[\s\p{Pd},;:/\\()[\]{}|"+*.]+/u)) {
+  const out: { display: string; ascii: string; syllable: boolean }[] = [];
+  for (const word of spaced.split(/[\s\p{Pd},;:/\\()[\]{}|"+*.・·]+/u)) {
     if (word === '') continue;
+    const syllable = SCRIPT_SYLLABIC.test(word);
+    SCRIPT_SYLLABIC.lastIndex = 0;
     const ascii = anyAscii(word.replace(APOSTROPHES, '')).toLowerCase().replace(APOSTROPHES, '');
-    for (const piece of ascii.split(NOT_ALNUM)) if (piece !== '') out.push({ display: word, ascii: piece });
+    for (const piece of ascii.split(NOT_ALNUM)) if (piece !== '') out.push({ display: word, ascii: piece, syllable });
   }
   return out;
 }
@@ -166,15 +188,21 @@ function stripTitles(tokens: NameToken[], titles: string[]): NameToken[] {
 /** A name as the tokens the matcher compares. */
 export function prepareName(name: string, schema: EntitySchema): PreparedName {
   const abjad = SCRIPT_ABJAD.test(name);
-  let tokens: NameToken[] = words(uncomma(name, schema), schema).map(({ display, ascii }) => ({ norm: ascii, display, kind: 'name' }));
+  let tokens: NameToken[] = words(uncomma(name, schema), schema).map(({ display, ascii, syllable }) => ({
+    norm: ascii,
+    display,
+    kind: 'name',
+    ...(syllable ? { syllable } : {}),
+  }));
   const titles: string[] = [];
   if (schema === 'Person') {
     tokens = stripTitles(tokens, titles);
     tokens = joinArabicPrefixes(tokens);
-    for (const token of tokens) {
-      if (token.norm.length === 1 && /[a-z]/.test(token.norm)) token.kind = 'initial';
+    tokens.forEach((token, i) => {
+      if (token.norm.length === 1 && /[a-z]/.test(token.norm) && !token.syllable) token.kind = 'initial';
       else if (PARTICLES.has(token.norm)) token.kind = 'particle';
-    }
+      else if (i > 0 && PATRONYMIC.has(tokens[i - 1]!.norm)) token.patronym = true;
+    });
   } else {
     tokens = replacePhrases(tokens);
     for (const token of tokens) {

@@ -3,10 +3,11 @@ import { compareTokens, tokenInfo, type Relation, type TokenInfo, type TokenSimi
 
 /**
  * The name score: the words of the two names aligned one to one, whatever their order (each pair
- * taken best first), then how much of each name the aligned words cover. The subject's words count
- * more than the entity's: a listed middle name the customer did not give lowers the score a
- * little ("Ahmed Bello" ~ "Ahmed Musa Bello"), a word of the customer's that the list lacks lowers
- * it more. A name that agrees on one word only ("Bello") is not a strong match of a longer one.
+ * taken best first); the score is how alike the aligned words are, less a cost for each word left
+ * over. A listed middle name the customer did not give costs a little ("Ahmed Bello" ~ "Ahmed
+ * Musa Bello"), a word of the customer's that the list lacks more, and a word left over on both
+ * sides (Ahmed Bello, Ahmed Okafor) more again. A name that agrees on one word only ("Bello") is
+ * not a strong match of a longer one.
  */
 
 /** What a word weighs in its name. */
@@ -19,20 +20,31 @@ export const KIND_WEIGHT: Record<TokenKind, number> = {
   stop: 0.05,
 };
 
-/** The subject's coverage weighs this much, the entity's the rest. */
-export const SUBJECT_SHARE = 0.6;
+/** What a word of the subject's name that the listed name lacks costs, per unit of weight. */
+export const SUBJECT_WORD_COST = 0.12;
+/** What a word of the listed name that the subject's name lacks costs (a middle name not given). */
+const ENTITY_WORD_COST = 0.07;
+/** Both names holding a word the other lacks: two different names where one would be (Bello, Okafor). */
+const CONFLICT_COST = 0.1;
 /** Below this, two words are not aligned at all. */
 const MIN_PAIR = 0.5;
 /** A pair this close counts as the same word for the one-word rule. */
 const STRONG_PAIR = 0.8;
 /** The factor on a score resting on one strong word when either name has two or more. */
-const ONE_WORD_FACTOR = 0.8;
+export const ONE_WORD_FACTOR = 0.8;
+/** The same, when an initial agrees as well (A. Bello ~ Ahmed Bello). */
+const ONE_WORD_AND_INITIAL_FACTOR = 0.9;
 
 export interface ScoredToken {
   info: TokenInfo;
   display: string;
   weight: number;
+  /** The father's name (after bin, ibn): aligned with a person's own name, it counts less. */
+  patronym?: boolean;
 }
+
+/** A father's name aligned with someone's own: Salman bin Muhammad is not Muhammad bin Salman. */
+const PATRONYM_MISPLACED = 0.6;
 
 export interface Pair {
   subject: number;
@@ -48,12 +60,13 @@ export interface NameScore {
   entity: ScoredToken[];
 }
 
-/** Tokens for scoring; `intern` lets an index share TokenInfo between names. */
-export function scoredTokens(name: PreparedName, intern?: (norm: string, kind: TokenKind, abjad: boolean) => TokenInfo): ScoredToken[] {
+/** A prepared name's words, ready to score. */
+export function scoredTokens(name: PreparedName): ScoredToken[] {
   return name.tokens.map((token: NameToken) => ({
-    info: intern ? intern(token.norm, token.kind, name.abjad) : tokenInfo(token.norm, token.kind, name.abjad),
+    info: tokenInfo(token.norm, token.kind, name.abjad, token.syllable),
     display: token.display,
     weight: KIND_WEIGHT[token.kind],
+    ...(token.patronym ? { patronym: true } : {}),
   }));
 }
 
@@ -61,9 +74,12 @@ export type Similarity = (subject: TokenInfo, entity: TokenInfo) => TokenSimilar
 
 function align(subject: ScoredToken[], entity: ScoredToken[], similarity: Similarity): NameScore {
   const candidates: Pair[] = [];
+  const patronyms = subject.some((token) => token.patronym) && entity.some((token) => token.patronym);
   for (let i = 0; i < subject.length; i++) {
     for (let j = 0; j < entity.length; j++) {
-      const { sim, relation } = similarity(subject[i]!.info, entity[j]!.info);
+      const found = similarity(subject[i]!.info, entity[j]!.info);
+      const relation = found.relation;
+      const sim = patronyms && subject[i]!.patronym !== entity[j]!.patronym ? found.sim * PATRONYM_MISPLACED : found.sim;
       if (sim >= MIN_PAIR) candidates.push({ subject: i, entity: j, sim, relation });
     }
   }
@@ -82,27 +98,43 @@ function align(subject: ScoredToken[], entity: ScoredToken[], similarity: Simila
 }
 
 function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pair[]): number {
-  let subjectTotal = 0;
-  let entityTotal = 0;
-  for (const token of subject) subjectTotal += token.weight;
-  for (const token of entity) entityTotal += token.weight;
-  if (subjectTotal === 0 || entityTotal === 0) return 0;
-  let subjectCovered = 0;
-  let entityCovered = 0;
+  if (pairs.length === 0) return 0;
+  let pairWeight = 0;
+  let pairScore = 0;
   let strong = 0;
+  let initials = 0;
+  const alignedS = new Uint8Array(subject.length);
+  const alignedE = new Uint8Array(entity.length);
   for (const pair of pairs) {
     const weightS = subject[pair.subject]!.weight;
     const weightE = entity[pair.entity]!.weight;
-    // An initial aligned with a whole word covers the word only as much as the initial weighs.
-    const shared = Math.min(weightS, weightE);
-    subjectCovered += pair.sim * (pair.relation === 'initial' ? shared : weightS);
-    entityCovered += pair.sim * (pair.relation === 'initial' ? shared : weightE);
+    // An initial aligned with a whole word weighs what the initial weighs.
+    const weight = pair.relation === 'initial' ? Math.min(weightS, weightE) : (weightS + weightE) / 2;
+    pairWeight += weight;
+    pairScore += weight * pair.sim;
+    alignedS[pair.subject] = 1;
+    alignedE[pair.entity] = 1;
     if (pair.sim >= STRONG_PAIR && weightS === 1 && weightE === 1) strong++;
+    if (pair.relation === 'initial') initials++;
   }
-  let score = SUBJECT_SHARE * (subjectCovered / subjectTotal) + (1 - SUBJECT_SHARE) * (entityCovered / entityTotal);
+  let missingS = 0;
+  let missingE = 0;
+  let namesS = 0;
+  let namesE = 0;
+  subject.forEach((token, i) => {
+    if (alignedS[i]) return;
+    missingS += token.weight;
+    if (token.weight === 1) namesS++;
+  });
+  entity.forEach((token, j) => {
+    if (alignedE[j]) return;
+    missingE += token.weight;
+    if (token.weight === 1) namesE++;
+  });
+  let score = pairScore / pairWeight - SUBJECT_WORD_COST * missingS - ENTITY_WORD_COST * missingE - CONFLICT_COST * Math.min(namesS, namesE);
   const words = Math.max(countNames(subject), countNames(entity));
-  if (strong <= 1 && words >= 2) score *= ONE_WORD_FACTOR;
-  return Math.min(1, score);
+  if (strong <= 1 && words >= 2) score *= initials > 0 ? ONE_WORD_AND_INITIAL_FACTOR : ONE_WORD_FACTOR;
+  return Math.max(0, Math.min(1, score));
 }
 
 function countNames(tokens: ScoredToken[]): number {

@@ -3,7 +3,7 @@ import { explain } from './explain.js';
 import { entityKeys, queryKeys } from './keys.js';
 import { prepareName, type TokenKind } from './normalize.js';
 import { IDENTIFIER_SCORE, identifierKeys, MAX_BOOST, qualify } from './qualifiers.js';
-import { KIND_WEIGHT, scoredTokens, scoreNames, SUBJECT_SHARE, type ScoredToken } from './score.js';
+import { KIND_WEIGHT, ONE_WORD_FACTOR, scoredTokens, scoreNames, SUBJECT_WORD_COST, type ScoredToken } from './score.js';
 import { compareTokens, tokenInfo, type TokenInfo, type TokenSimilarity } from './similarity.js';
 import { DEFAULT_THRESHOLD } from './threshold.js';
 
@@ -63,7 +63,8 @@ export class ScreeningIndex {
   /** Names holding word w: postings[postingStart[w]..postingStart[w + 1]). */
   private readonly postingStart: Uint32Array;
   private readonly postings: Uint32Array;
-  private scratch: Float32Array | undefined;
+  /** Per-name counters of one screening, kept between screenings (zeroed after use). */
+  private scratch: { covered: Float32Array; words: Uint8Array; seen: Uint8Array } | undefined;
 
   constructor(entities: Iterable<IndexedEntity>) {
     this.entities = [...entities];
@@ -89,7 +90,7 @@ export class ScreeningIndex {
       const names = [entity.name, ...entity.aliases];
       for (let a = 0; a < names.length && a < 0xffff; a++) {
         const prepared = prepareName(names[a]!, entity.schema);
-        const ids = prepared.tokens.map((token) => this.intern(token.norm, token.kind, prepared.abjad));
+        const ids = prepared.tokens.map((token) => this.intern(token.norm, token.kind, prepared.abjad, token.syllable === true) | (token.patronym ? PATRONYM : 0));
         const signature = ids.join(' ');
         if (ids.length === 0 || seen.has(signature)) continue;
         seen.add(signature);
@@ -120,12 +121,12 @@ export class ScreeningIndex {
     [this.postingStart, this.postings] = this.buildPostings();
   }
 
-  private intern(norm: string, kind: TokenKind, abjad: boolean): number {
-    const key = `${kind[0]}${abjad ? '#' : ''}${norm}`;
+  private intern(norm: string, kind: TokenKind, abjad: boolean, syllable = false): number {
+    const key = `${kind[0]}${abjad ? '#' : ''}${syllable ? '^' : ''}${norm}`;
     let id = this.wordIds.get(key);
     if (id !== undefined) return id;
     id = this.words.length;
-    const info = tokenInfo(norm, kind, abjad);
+    const info = tokenInfo(norm, kind, abjad, syllable);
     this.words.push(info);
     this.wordIds.set(key, id);
     if (FINDING_KINDS.has(kind)) {
@@ -154,11 +155,13 @@ export class ScreeningIndex {
   }
 
   /** The scored words of name n (joined pairs left out: scoring joins neighbours itself). */
-  private nameTokens(n: number): TokenInfo[] {
-    const out: TokenInfo[] = [];
+  private nameTokens(n: number): ScoredToken[] {
+    const out: ScoredToken[] = [];
     for (let i = this.nameStart[n]!; i < this.nameStart[n + 1]!; i++) {
       const word = this.nameWords[i]!;
-      if ((word & JOINED) === 0) out.push(this.words[word]!);
+      if ((word & JOINED) !== 0) continue;
+      const info = this.words[word & WORD_MASK]!;
+      out.push({ info, display: info.norm, weight: KIND_WEIGHT[info.kind], ...((word & PATRONYM) !== 0 ? { patronym: true } : {}) });
     }
     return out;
   }
@@ -185,7 +188,7 @@ export class ScreeningIndex {
       if (tokens.length === 0) continue;
       const similarity = memoSimilarity();
       for (const n of this.candidates(tokens, threshold, admits, similarity)) {
-        const { score } = scoreNames(tokens, this.nameTokens(n).map(asScored), similarity);
+        const { score } = scoreNames(tokens, this.nameTokens(n), similarity);
         const e = this.nameEntity[n]!;
         const held = best.get(e);
         if (score + MAX_BOOST >= threshold - 1e-9 && (!held || score > held.score)) best.set(e, { score, name: n, subjectName: s });
@@ -235,58 +238,77 @@ export class ScreeningIndex {
    */
   private candidates(tokens: ScoredToken[], threshold: number, admits: (e: number) => boolean, similarity: MemoSimilarity): number[] {
     const names = this.nameEntity.length;
-    if (this.scratch === undefined || this.scratch.length < names) this.scratch = new Float32Array(names);
-    const shared = this.scratch;
+    if (this.scratch === undefined || this.scratch.covered.length < names) {
+      this.scratch = { covered: new Float32Array(names), words: new Uint8Array(names), seen: new Uint8Array(names) };
+    }
+    const { covered, words, seen } = this.scratch;
     const touched: number[] = [];
     let subjectTotal = 0;
-    for (const token of tokens) subjectTotal += token.weight;
-    const finders: ScoredToken[] = tokens.filter((token) => FINDING_KINDS.has(token.info.kind));
+    let finderTotal = 0;
+    let subjectWords = 0;
+    let initials = false;
+    for (const token of tokens) {
+      subjectTotal += token.weight;
+      if (FINDING_KINDS.has(token.info.kind)) finderTotal += token.weight;
+      if (token.weight === 1) subjectWords++;
+      if (token.info.kind === 'initial') initials = true;
+    }
+    const finders = tokens.filter((token) => FINDING_KINDS.has(token.info.kind)).map((token) => ({ token, words: token.weight === 1 ? 1 : 0 }));
     // A subject's words written apart that a list writes as one (Abu Bakar, Jin Ping).
     for (let i = 0; i + 1 < tokens.length; i++) {
       const [first, second] = [tokens[i]!, tokens[i + 1]!];
       if (first.info.kind === 'name' && second.info.kind === 'name') {
-        finders.push({ info: tokenInfo(first.info.norm + second.info.norm, 'name', first.info.abjad), display: '', weight: first.weight + second.weight });
+        const joined = tokenInfo(first.info.norm + second.info.norm, 'name', first.info.abjad);
+        finders.push({ token: { info: joined, display: '', weight: first.weight + second.weight }, words: 2 });
       }
     }
-    const perWord = new Float32Array(names);
-    for (const token of finders) {
-      const wordSims = new Map<number, number>();
+    for (const { token, words: count } of finders) {
+      const local: number[] = [];
+      const compared = new Set<number>();
       for (const key of queryKeys(token.info)) {
         for (const w of this.keys.get(key) ?? []) {
-          if (wordSims.has(w)) continue;
-          wordSims.set(w, similarity(token.info, this.words[w]!).sim);
-        }
-      }
-      const local: number[] = [];
-      for (const [w, sim] of wordSims) {
-        if (sim < MIN_CANDIDATE_SIM) continue;
-        for (let p = this.postingStart[w]!; p < this.postingStart[w + 1]!; p++) {
-          const n = this.postings[p]!;
-          if (perWord[n] === 0) local.push(n);
-          if (sim > perWord[n]!) perWord[n] = sim;
+          if (compared.has(w)) continue;
+          compared.add(w);
+          if (similarity(token.info, this.words[w]!).sim < MIN_CANDIDATE_SIM) continue;
+          for (let p = this.postingStart[w]!; p < this.postingStart[w + 1]!; p++) {
+            const n = this.postings[p]!;
+            if (seen[n]) continue;
+            seen[n] = 1;
+            local.push(n);
+          }
         }
       }
       for (const n of local) {
-        if (shared[n] === 0) touched.push(n);
-        shared[n]! += perWord[n]! * token.weight;
-        perWord[n] = 0;
+        if (covered[n] === 0 && words[n] === 0) touched.push(n);
+        covered[n]! += token.weight;
+        words[n] = Math.min(255, words[n]! + count);
+        seen[n] = 0;
       }
     }
-    // The most a name can score: its share of the subject's words, and all of its own covered.
-    const needed = ((threshold - MAX_BOOST - (1 - SUBJECT_SHARE)) / SUBJECT_SHARE) * subjectTotal;
+    // The most a name can score: every subject word it might hold aligned exactly, the others
+    // (and initials, particles, legal forms, which find nothing) costing what they cost.
+    const assumed = subjectTotal - finderTotal;
+    const factor = initials ? 0.9 : ONE_WORD_FACTOR;
     const kept: number[] = [];
     for (const n of touched) {
-      if (shared[n]! >= needed - 1e-6 && admits(this.nameEntity[n]!)) kept.push(n);
+      const missing = Math.max(0, subjectTotal - assumed - covered[n]!);
+      let bound = 1 - SUBJECT_WORD_COST * missing;
+      if (words[n]! <= 1 && subjectWords >= 2) bound *= factor;
+      if (bound + MAX_BOOST >= threshold - 1e-6 && admits(this.nameEntity[n]!)) kept.push(n);
     }
-    kept.sort((a, b) => shared[b]! - shared[a]!);
-    for (const n of touched) shared[n] = 0;
+    kept.sort((a, b) => covered[b]! - covered[a]!);
+    for (const n of touched) {
+      covered[n] = 0;
+      words[n] = 0;
+    }
     return kept.length > MAX_SCORED_NAMES ? kept.slice(0, MAX_SCORED_NAMES) : kept;
   }
 }
 
-/** Joined-pair words carry this bit in nameWords. */
+/** Joined-pair words carry this bit in nameWords, fathers' names (after bin, ibn) the next. */
 const JOINED = 0x80000000;
-const WORD_MASK = 0x7fffffff;
+const PATRONYM = 0x40000000;
+const WORD_MASK = 0x3fffffff;
 
 type MemoSimilarity = (a: TokenInfo, b: TokenInfo) => TokenSimilarity;
 
@@ -300,8 +322,4 @@ function memoSimilarity(): MemoSimilarity {
     if (!found) row.set(b, (found = compareTokens(a, b)));
     return found;
   };
-}
-
-function asScored(info: TokenInfo): ScoredToken {
-  return { info, display: info.norm, weight: KIND_WEIGHT[info.kind] };
 }

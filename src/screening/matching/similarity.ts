@@ -13,6 +13,8 @@ export interface TokenInfo {
   kind: TokenKind;
   /** Transliterated from Arabic or Hebrew script: consonants only. */
   abjad: boolean;
+  /** A Chinese, Japanese or Korean syllable: another syllable is another name. */
+  syllable: boolean;
   /** The name family's canonical spelling, or norm. */
   canon: string;
   familyStrength: number;
@@ -57,7 +59,7 @@ export function consonantSkeleton(norm: string): string {
     .replace(/(.)\1+/g, '$1');
 }
 
-export function tokenInfo(norm: string, kind: TokenKind, abjad: boolean): TokenInfo {
+export function tokenInfo(norm: string, kind: TokenKind, abjad: boolean, syllable = false): TokenInfo {
   const family = kind === 'name' ? familyOf(norm) : undefined;
   let skeleton = consonantSkeleton(norm);
   // Arabic script joins the article to the word: الرحمن → lrhmn.
@@ -66,6 +68,7 @@ export function tokenInfo(norm: string, kind: TokenKind, abjad: boolean): TokenI
     norm,
     kind,
     abjad,
+    syllable,
     canon: family?.canon ?? norm,
     familyStrength: family?.strength ?? 1,
     fold: foldSpelling(norm),
@@ -117,6 +120,7 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
     if (a.kind === 'initial' && b.kind === 'initial') return NONE;
     return a.norm[0] === b.norm[0] ? { sim: 0.55, relation: 'initial' } : NONE;
   }
+  if (a.syllable && b.syllable) return NONE;
   if (a.canon === b.canon) return { sim: Math.min(a.familyStrength, b.familyStrength, 0.95), relation: 'variant' };
   if (isCrossPair(a.canon, b.canon)) return { sim: CROSS_STRENGTH, relation: 'cross' };
   const short = shortFormStrength(a.norm, b.norm);
@@ -126,6 +130,11 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
     if (a.skeleton === b.skeleton) return { sim: 0.88, relation: 'script' };
     const distance = editDistance(a.skeleton, b.skeleton, 1);
     return distance === 1 && Math.min(a.skeleton.length, b.skeleton.length) >= 3 ? { sim: 0.72, relation: 'script' } : NONE;
+  }
+  // Abdulrahim and Abdulrahman share "Abdul", which says nothing: the rest is the name.
+  if (a.norm.startsWith('abdul') && b.norm.startsWith('abdul') && a.norm.length > 7 && b.norm.length > 7) {
+    const sim = spellingSimilarity(foldSpelling(a.norm.slice(5)), foldSpelling(b.norm.slice(5)));
+    return sim > 0 ? { sim, relation: 'spelling' } : NONE;
   }
   let sim = spellingSimilarity(a.fold, b.fold);
   if (a.canon !== a.norm || b.canon !== b.norm) sim = Math.max(sim, spellingSimilarity(foldSpelling(a.canon), foldSpelling(b.canon)) - 0.03);
