@@ -192,11 +192,13 @@ export function buildCli(): Command {
 
   program
     .command('test-identities')
-    .description('the fixed sandbox identity of every type')
+    .description('the fixed sandbox identity of every type, and the screening test subjects')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const { loadTestIdentities } = await import('./identities/registry/test-identities.js');
-      const identities = await loadTestIdentities();
+      const { SANDBOX_TEST_SUBJECTS } = await import('./screening/sandbox/list.js');
+      // Screening's fixed test subjects sit beside the identities (docs/screening.md, "Test mode").
+      const identities = { ...(await loadTestIdentities()), screening: SANDBOX_TEST_SUBJECTS };
       const human = Object.entries(identities)
         .map(([type, record]) => `${type}: ${JSON.stringify(record, (key, value) => (key === 'photo' ? '<image>' : value))}`)
         .join('\n');

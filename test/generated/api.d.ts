@@ -530,6 +530,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/verifications/screenings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List screenings, newest first */
+        get: operations["listScreenings"];
+        put?: never;
+        /**
+         * Screen a person or an organization against the sanctions, PEP and watchlists
+         * @description Answers at once with the hits at or above the threshold, each waiting for review. Live mode charges the screening price (type `screening`) once; a monitored screening is then charged `screening_monitoring` each month after the first. Test mode is free and screens only the built-in sandbox list. A monitored screening with the reference of a monitored one of this account and mode replaces it: the older one stops being monitored. 503 while the operator has loaded no list.
+         */
+        post: operations["createScreening"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verifications/screenings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch a screening with its hits and their reviews */
+        get: operations["getScreening"];
+        put?: never;
+        post?: never;
+        /**
+         * End the monitoring of a screening
+         * @description The screening and its hits stay; it is no longer screened again when a list changes. Nothing is refunded.
+         */
+        delete: operations["endScreeningMonitoring"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/verifications/sessions": {
         parameters: {
             query?: never;
@@ -6324,6 +6366,609 @@ export interface operations {
             };
             /** @description Error, style A */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listScreenings: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 100 (default 20) */
+                limit?: string;
+                /** @description Records to skip, newest first (default 0) */
+                offset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        _pagination: {
+                            /** @description Default 20, at most 100 */
+                            limit: number;
+                            offset: number;
+                            /** @description Exact number of records */
+                            total: number;
+                        };
+                        data: {
+                            id: number;
+                            reference: string;
+                            subject: {
+                                type: string;
+                                name: string;
+                                firstname: string;
+                                middlename: string;
+                                lastname: string;
+                                dob: string;
+                                gender: string;
+                                nationality: string;
+                                aliases: string[];
+                            };
+                            /** @description See docs/states.md for every value */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            hits: {
+                                id: number;
+                                /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                                entityId: string;
+                                source: string;
+                                /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                                listVersion: number;
+                                /** @description Person or Organization */
+                                schema: string;
+                                /** @description The entity's primary name */
+                                name: string;
+                                /** @description The name or alias that matched */
+                                matchedName: string;
+                                /** @description 0 to 1 */
+                                score: number;
+                                /** @description The entity's other names */
+                                aliases: string[];
+                                /** @description sanction, pep, crime, ... */
+                                topics: string[];
+                                /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                                birthDates: string[];
+                                /** @description ISO 3166-1 alpha-2 */
+                                nationalities: string[];
+                                /** @description Sanctions programmes */
+                                programs: string[];
+                                /** @description What matched, and what raised or lowered the score */
+                                explanation: string;
+                                /** @description screening (when it was made) or monitoring (a later list change) */
+                                foundBy: string;
+                                /** @description UTC, without offset */
+                                createdAt: string;
+                                review?: {
+                                    decision: "true_match" | "false_positive";
+                                    note: string;
+                                    /** @description Who reviewed */
+                                    by: string;
+                                    /** @description UTC, without offset */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description Each list and version screened against */
+                            lists: {
+                                source: string;
+                                version: number;
+                            }[];
+                            threshold: number;
+                            /** @description Screened again when a list changes */
+                            monitored: boolean;
+                            /** @description UTC, without offset; empty unless monitoring was ended */
+                            monitoringEndedAt: string;
+                            /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                            monitoringEndReason: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createScreening: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who is screened */
+                    subject: {
+                        /** @description person or organization */
+                        type: string;
+                        /** @description The full name; for a person, firstname, middlename and lastname may be sent instead */
+                        name?: string;
+                        /** @description Person only */
+                        firstname?: string;
+                        /** @description Person only */
+                        middlename?: string;
+                        /** @description Person only */
+                        lastname?: string;
+                        /** @description Person only: YYYY-MM-DD or YYYY */
+                        dob?: string;
+                        /** @description Person only: male or female */
+                        gender?: string;
+                        /** @description ISO 3166-1 alpha-2 (NG); for an organization, its country */
+                        nationality?: string;
+                        /** @description Other names the subject is known by (at most 20) */
+                        aliases?: string[];
+                    };
+                    /** @description Your reference; generated when absent. A monitored screening with the reference of a monitored one replaces it (docs/screening.md) */
+                    reference?: string;
+                    /** @description Source names to screen against (`vouch lists list`); every loaded list when absent */
+                    lists?: string[];
+                    /** @description Lowest score reported as a hit, 0 to 1; the matcher's documented default when absent */
+                    threshold?: number;
+                    /** @description Screen again whenever a list it was screened against changes (webhook screening.match) */
+                    monitor?: boolean;
+                    /** @description Up to 20 string values, returned as sent */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The person's consent to this check (lawful basis): reference, obtainedAt and channel, all three required when the object is sent. Optional unless the organization requires consent, then a request without it is 400. */
+                    consent?: {
+                        /** @description Your record of the consent (a form id, a recording reference), at most 200 characters. Stored encrypted. */
+                        reference?: string;
+                        /** @description When the person gave consent: an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z; not in the future (5 minutes of clock skew allowed) */
+                        obtainedAt?: string;
+                        /** @description How it was obtained: one of web, mobile, in_person, phone, paper, other */
+                        channel?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: {
+                            id: number;
+                            reference: string;
+                            subject: {
+                                type: string;
+                                name: string;
+                                firstname: string;
+                                middlename: string;
+                                lastname: string;
+                                dob: string;
+                                gender: string;
+                                nationality: string;
+                                aliases: string[];
+                            };
+                            /** @description See docs/states.md for every value */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            hits: {
+                                id: number;
+                                /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                                entityId: string;
+                                source: string;
+                                /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                                listVersion: number;
+                                /** @description Person or Organization */
+                                schema: string;
+                                /** @description The entity's primary name */
+                                name: string;
+                                /** @description The name or alias that matched */
+                                matchedName: string;
+                                /** @description 0 to 1 */
+                                score: number;
+                                /** @description The entity's other names */
+                                aliases: string[];
+                                /** @description sanction, pep, crime, ... */
+                                topics: string[];
+                                /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                                birthDates: string[];
+                                /** @description ISO 3166-1 alpha-2 */
+                                nationalities: string[];
+                                /** @description Sanctions programmes */
+                                programs: string[];
+                                /** @description What matched, and what raised or lowered the score */
+                                explanation: string;
+                                /** @description screening (when it was made) or monitoring (a later list change) */
+                                foundBy: string;
+                                /** @description UTC, without offset */
+                                createdAt: string;
+                                review?: {
+                                    decision: "true_match" | "false_positive";
+                                    note: string;
+                                    /** @description Who reviewed */
+                                    by: string;
+                                    /** @description UTC, without offset */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description Each list and version screened against */
+                            lists: {
+                                source: string;
+                                version: number;
+                            }[];
+                            threshold: number;
+                            /** @description Screened again when a list changes */
+                            monitored: boolean;
+                            /** @description UTC, without offset; empty unless monitoring was ended */
+                            monitoringEndedAt: string;
+                            /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                            monitoringEndReason: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getScreening: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The verification id (a number) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        data: {
+                            id: number;
+                            reference: string;
+                            subject: {
+                                type: string;
+                                name: string;
+                                firstname: string;
+                                middlename: string;
+                                lastname: string;
+                                dob: string;
+                                gender: string;
+                                nationality: string;
+                                aliases: string[];
+                            };
+                            /** @description See docs/states.md for every value */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            hits: {
+                                id: number;
+                                /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                                entityId: string;
+                                source: string;
+                                /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                                listVersion: number;
+                                /** @description Person or Organization */
+                                schema: string;
+                                /** @description The entity's primary name */
+                                name: string;
+                                /** @description The name or alias that matched */
+                                matchedName: string;
+                                /** @description 0 to 1 */
+                                score: number;
+                                /** @description The entity's other names */
+                                aliases: string[];
+                                /** @description sanction, pep, crime, ... */
+                                topics: string[];
+                                /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                                birthDates: string[];
+                                /** @description ISO 3166-1 alpha-2 */
+                                nationalities: string[];
+                                /** @description Sanctions programmes */
+                                programs: string[];
+                                /** @description What matched, and what raised or lowered the score */
+                                explanation: string;
+                                /** @description screening (when it was made) or monitoring (a later list change) */
+                                foundBy: string;
+                                /** @description UTC, without offset */
+                                createdAt: string;
+                                review?: {
+                                    decision: "true_match" | "false_positive";
+                                    note: string;
+                                    /** @description Who reviewed */
+                                    by: string;
+                                    /** @description UTC, without offset */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description Each list and version screened against */
+                            lists: {
+                                source: string;
+                                version: number;
+                            }[];
+                            threshold: number;
+                            /** @description Screened again when a list changes */
+                            monitored: boolean;
+                            /** @description UTC, without offset; empty unless monitoring was ended */
+                            monitoringEndedAt: string;
+                            /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                            monitoringEndReason: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    endScreeningMonitoring: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The verification id (a number) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success";
+                        /** @enum {string} */
+                        data: "ok";
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
