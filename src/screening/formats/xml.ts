@@ -1,4 +1,4 @@
-import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import { SaxesParser } from 'saxes';
 import { ListFormatError } from './errors.js';
 import { isBlank } from './bytes.js';
 
@@ -9,8 +9,8 @@ import { isBlank } from './bytes.js';
  * - `open(name, attributes, line)` for each start tag below the root;
  * - `close(name, text)` for each end tag below the root, `text` being the element's own text
  *   since its start tag (what a leaf element holds);
- * - the root must be `root.name` (and carry `root.namespace`, when given), else the file is not
- *   of this format and the error says which format was expected.
+ * - the root must be `root.name` (and, when it declares a default namespace, `root.namespace`),
+ *   else the file is not of this format and the error says which format was expected.
  *
  * Not well-formed XML, a missing root and an unclosed root (a truncated download) are
  * ListFormatErrors naming the line.
@@ -38,15 +38,16 @@ export function readXml(bytes: Buffer, root: XmlRoot, reader: XmlReader): void {
   let text = '';
   const openTags: string[] = [];
 
-  parser.on('opentag', (tag: SaxesTagPlain) => {
+  parser.on('opentag', (tag) => {
     if (depth === 0) {
       if (sawRoot) throw new ListFormatError(`a second root element <${tag.name}>: ${root.expected} has one <${root.name}>`, parser.line);
       sawRoot = true;
       if (tag.name !== root.name) {
         throw new ListFormatError(`expected ${root.expected} (root element <${root.name}>), found <${tag.name}>`, parser.line);
       }
-      if (root.namespace !== undefined && tag.attributes.xmlns !== root.namespace) {
-        throw new ListFormatError(`expected ${root.expected} (namespace ${root.namespace}), found ${tag.attributes.xmlns ? `namespace ${tag.attributes.xmlns}` : 'no namespace'}`, parser.line);
+      const namespace = tag.attributes.xmlns;
+      if (root.namespace !== undefined && namespace !== undefined && namespace !== root.namespace) {
+        throw new ListFormatError(`expected ${root.expected} (namespace ${root.namespace}), found namespace ${namespace}`, parser.line);
       }
     } else {
       reader.open(tag.name, tag.attributes as Record<string, string>, parser.line);
