@@ -163,8 +163,9 @@ describe('compareNames: Nigerian naming conventions', () => {
     expect(org('Acme Trading Enterprises', 'ACME TRADING ENT.')).toBeGreaterThanOrEqual(0.95);
     expect(org('The Bank of Industry Ltd', 'Bank of Industry Limited')).toBeGreaterThanOrEqual(0.95);
     expect(org('Smith & Sons Co', 'Smith and Sons Company')).toBeGreaterThanOrEqual(0.95);
-    expect(org('Zenith Bank', 'Zenith Ventures')).toBeLessThan(0.6);
-    expect(org('Zenith Bank PLC', 'Access Bank PLC')).toBeLessThan(0.6);
+    // Clearly below the threshold: a shared first word does not make two businesses one.
+    expect(org('Zenith Bank', 'Zenith Ventures')).toBeLessThan(T - 0.15);
+    expect(org('Zenith Bank PLC', 'Access Bank PLC')).toBeLessThan(T - 0.15);
   });
 
   it('transliterates names in other scripts', () => {

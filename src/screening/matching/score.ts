@@ -26,6 +26,8 @@ export const SUBJECT_WORD_COST = 0.12;
 const ENTITY_WORD_COST = 0.07;
 /** Both names holding a word the other lacks: two different names where one would be (Bello, Okafor). */
 const CONFLICT_COST = 0.1;
+/** Words left over on both sides conflict from this weight: names, initials, generic business words (Bank / Ventures). */
+const CONFLICT_WEIGHT = 0.35;
 /** Below this, two words are not aligned at all. */
 const MIN_PAIR = 0.5;
 /** A pair this close counts as the same word for the one-word rule. */
@@ -124,12 +126,12 @@ function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pai
   subject.forEach((token, i) => {
     if (alignedS[i]) return;
     missingS += token.weight;
-    if (token.weight === 1) namesS++;
+    if (token.weight >= CONFLICT_WEIGHT) namesS++;
   });
   entity.forEach((token, j) => {
     if (alignedE[j]) return;
     missingE += token.weight;
-    if (token.weight === 1) namesE++;
+    if (token.weight >= CONFLICT_WEIGHT) namesE++;
   });
   let score = pairScore / pairWeight - SUBJECT_WORD_COST * missingS - ENTITY_WORD_COST * missingE - CONFLICT_COST * Math.min(namesS, namesE);
   const words = Math.max(countNames(subject), countNames(entity));
