@@ -10,8 +10,8 @@ import { countryCode, isCountryCode, normalizeDate, normalizeGender } from './va
  *
  * - Person → Person; Company, Organization, LegalEntity, PublicBody → Organization. Other
  *   schemata (Sanction, Address, Ownership, Family, ...) describe those entities and are
- *   counted in `skipped`; a Sanction's program (or, without one, its authority) becomes a
- *   program of the entity it names (properties.entity), wherever in the file either line is.
+ *   counted in `skipped`; a Sanction's programId (else its program, else its authority) becomes
+ *   a program of the entity it names (properties.entity), wherever in the file either line is.
  * - id: the FtM id. FtM ids are canonical across datasets, so one id on two lines (two exports
  *   concatenated) is one entity: merged.
  * - name: the first `name`; aliases: the other names, alias, weakAlias, previousName;
@@ -106,8 +106,11 @@ function parseLine(text: string, line: number, first: boolean): FtmLine {
 }
 
 function addSanction(properties: Properties, programs: Map<string, string[]>): void {
-  const names = strings(properties, 'program');
-  const labels = names.length > 0 ? names : strings(properties, 'authority');
+  // programId is the short, stable code (EU-UKR, AU-RUSSIA); the program's title or the
+  // authority only when there is none.
+  let labels = strings(properties, 'programId');
+  if (labels.length === 0) labels = strings(properties, 'program');
+  if (labels.length === 0) labels = strings(properties, 'authority');
   if (labels.length === 0) return;
   for (const id of strings(properties, 'entity')) {
     const list = programs.get(id);
