@@ -36,6 +36,9 @@ import { PeopleMail } from './mail.js';
 import { permissionsOf } from './roles.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { screeningPortalRoutes } from '../screening/portal.js';
+import { screeningMonitoredRoutes } from '../screening/monitored-routes.js';
+import { screeningSettingRoutes } from '../screening/setting-routes.js';
+import { consoleScreeningRoutes } from '../console/screening-routes.js';
 import { PORTAL_TAG, portalErrors, Role, sessionSecurity } from './schemas.js';
 import { teamRoutes } from './team/routes.js';
 import { verificationRoutes } from './verifications/routes.js';
@@ -194,4 +197,8 @@ export async function portalApi(parent: FastifyInstance, options: PortalOptions)
   await app.register(brandingRoutes, areaOptions);
   // Screenings: lists, detail, hit review and the confirmed-matches CSV (src/screening; docs/screening.md).
   await app.register(screeningPortalRoutes, { db });
+  // The monitored subjects, the organization's screening setting, and the console's watchlists and volumes.
+  await app.register(screeningMonitoredRoutes, { db });
+  await app.register(screeningSettingRoutes, { db });
+  await app.register(consoleScreeningRoutes, { db });
 }
