@@ -27,7 +27,7 @@ function stems(group: number, stem: string, out: string[]): void {
 
 /** Keys a listed word is filed under. */
 export function entityKeys(info: TokenInfo): string[] {
-  const keys = [`c:${info.canon}`];
+  const keys = [`c:${info.canon}`, `f:${info.fold}`];
   if (info.metaphone.length >= 2) keys.push(`m:${info.metaphone}`);
   if (info.skeleton.length >= 2) keys.push(`s:${info.skeleton}`);
   if (!info.abjad) deletions(info.fold, keys);
@@ -47,6 +47,7 @@ export function queryKeys(info: TokenInfo): string[] {
     if (info.skeleton.length >= 2) keys.push(`s:${info.skeleton}`);
     return keys;
   }
+  keys.push(`f:${info.fold}`);
   if (info.metaphone.length >= 2) keys.push(`m:${info.metaphone}`);
   deletions(info.fold, keys);
   const affix = affixOf(info.norm);

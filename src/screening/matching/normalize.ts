@@ -47,8 +47,11 @@ const PARTICLES = new Set(
   'al el ul ad ar as an at az bin ibn bint binti ben bte ould wuld de da di du del della der den van von la le dos das y jr jnr sr snr ii iii iv so do'.split(' '),
 );
 
+/** The same in Arabic or Hebrew script, transliterated without vowels (بن → bn). */
+const ABJAD_PARTICLES = new Set(['l', 'al', 'bn', 'bnt', 'abn', 'bin', 'ibn']);
+
 /** Son of, daughter of: the next word is the father's name. */
-const PATRONYMIC = new Set(['bin', 'ibn', 'bint', 'binti', 'ben', 'bte', 'ould', 'wuld']);
+const PATRONYMIC = new Set(['bin', 'ibn', 'bint', 'binti', 'ben', 'bte', 'ould', 'wuld', 'bn', 'abn', 'bnt']);
 
 /** Organization legal forms, each written one way. */
 const LEGAL_FORMS = new Map<string, string>(
@@ -93,6 +96,7 @@ const LEGAL_PHRASES: readonly [readonly string[], string][] = [
 const SCRIPT_ABJAD = /[\u0590-\u05FF\u0600-\u06FF\u0750-\u077F\u08A0-\u08FF\uFB50-\uFDFF\uFE70-\uFEFF]/u;
 /** Han, Hiragana, Katakana and Hangul: one syllable per character, transliterated one by one. */
 const SCRIPT_SYLLABIC = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+const SYLLABLE_PAIR = /(?<![\p{L}\p{Pd}])(\p{L}{2,4})\p{Pd}(\p{L}{2,4})(?![\p{L}\p{Pd}])/gu;
 const APOSTROPHES = /['’‘ʼ`´ʻ]/g;
 const DOTTED_ACRONYM = /\b(?:\p{L}\.){2,}/gu;
 const NOT_ALNUM = /[^a-z0-9]+/;
@@ -110,6 +114,8 @@ function words(name: string, schema: EntitySchema): { display: string; ascii: st
   let spaced = name.replace(SCRIPT_SYLLABIC, (char) => ` ${char} `).replace(/&/g, ' and ');
   // A person's "A.B." is two initials; an organization's "U.S.A." one word.
   if (schema === 'Organization') spaced = spaced.replace(DOTTED_ACRONYM, (acronym) => acronym.replaceAll('.', ''));
+  // A given name of two short syllables joined by a hyphen (Jong-un, Yu-ro, Kai-shek) is one word.
+  spaced = spaced.replace(SYLLABLE_PAIR, (pair, first: string) => (PARTICLES.has(first.toLowerCase()) ? pair : pair.replace(/\p{Pd}/u, '')));
   const out: { display: string; ascii: string; syllable: boolean }[] = [];
   for (const word of spaced.split(/[\s\p{Pd},;:/\\()[\]{}|"+*.・·]+/u)) {
     if (word === '') continue;
@@ -200,7 +206,7 @@ export function prepareName(name: string, schema: EntitySchema): PreparedName {
     tokens = joinArabicPrefixes(tokens);
     tokens.forEach((token, i) => {
       if (token.norm.length === 1 && /[a-z]/.test(token.norm) && !token.syllable) token.kind = 'initial';
-      else if (PARTICLES.has(token.norm)) token.kind = 'particle';
+      else if ((abjad ? ABJAD_PARTICLES : PARTICLES).has(token.norm)) token.kind = 'particle';
       else if (i > 0 && PATRONYMIC.has(tokens[i - 1]!.norm)) token.patronym = true;
     });
   } else {

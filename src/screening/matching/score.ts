@@ -155,6 +155,8 @@ function joinNeighbours(side: ScoredToken[], other: ScoredToken[], similarity: S
     const second = side[i + 1]!;
     if (first.info.kind === 'initial' || second.info.kind === 'initial') continue;
     const joined = tokenInfo(first.info.norm + second.info.norm, 'name', first.info.abjad);
+    // Without vowels, a short second word can vanish into the first (mhmd + dvd → mhmd).
+    if (joined.abjad && joined.skeleton.length <= Math.max(first.info.skeleton.length, second.info.skeleton.length)) continue;
     for (const token of other) {
       if (similarity(joined, token.info).sim >= 0.85) {
         return [...side.slice(0, i), { info: joined, display: `${first.display} ${second.display}`, weight: 1 }, ...side.slice(i + 2)];

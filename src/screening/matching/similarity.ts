@@ -126,6 +126,7 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
   const short = shortFormStrength(a.norm, b.norm);
   if (short > 0) return { sim: short, relation: short >= 0.95 ? 'variant' : 'short' };
   if (a.abjad !== b.abjad) {
+    if (a.syllable || b.syllable) return NONE;
     if (a.skeleton.length === 0 || b.skeleton.length === 0) return NONE;
     if (a.skeleton === b.skeleton) return { sim: 0.88, relation: 'script' };
     const distance = editDistance(a.skeleton, b.skeleton, 1);
@@ -136,7 +137,8 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
     const sim = spellingSimilarity(foldSpelling(a.norm.slice(5)), foldSpelling(b.norm.slice(5)));
     return sim > 0 ? { sim, relation: 'spelling' } : NONE;
   }
-  let sim = spellingSimilarity(a.fold, b.fold);
+  // Folded and as written: folding kh to h turns a transposed Lakhal into two edits.
+  let sim = Math.max(spellingSimilarity(a.fold, b.fold), spellingSimilarity(a.norm, b.norm) - 0.02);
   if (a.canon !== a.norm || b.canon !== b.norm) sim = Math.max(sim, spellingSimilarity(foldSpelling(a.canon), foldSpelling(b.canon)) - 0.03);
   if (sim < 0.8 && a.metaphone === b.metaphone && a.norm[0] === b.norm[0] && Math.min(a.norm.length, b.norm.length) >= 5) sim = Math.max(sim, 0.75);
   return sim > 0 ? { sim, relation: 'spelling' } : NONE;
