@@ -1,3 +1,4 @@
+import { isBlank } from './bytes.js';
 import { readCsv } from './csv-records.js';
 import { countSkip, finish, mergeInto, newDraft, nonEmpty, type Draft, type ParsedList } from './draft.js';
 import { ListFormatError } from './errors.js';
@@ -50,6 +51,7 @@ function values(cell: string | undefined): string[] {
 }
 
 export function parseUkCsv(bytes: Buffer): ParsedList {
+  if (isBlank(bytes)) throw new ListFormatError(`the file is empty: expected ${EXPECTED}`);
   const drafts = new Map<string, Draft>();
   const skippedIds = new Set<string>();
   const skipped: Record<string, number> = {};
