@@ -22,6 +22,7 @@ import type { Mode, PayloadType, RiskLevel } from './platform/db/schema.js';
 import { registerOutboxCommands } from './respondents/cli.js';
 import { registerWebhookCommands } from './webhooks/cli.js';
 import { registerUpstreamCommands } from './identities/upstreams/cli.js';
+import { registerListCommands } from './screening/lists/cli.js';
 
 
 function orgSummary(org: { id: string; name: string; riskLevel: string; payloadType: string; enabled: boolean; balance: number }) {
@@ -213,6 +214,7 @@ export function buildCli(): Command {
   registerAccessCommands(program);
   registerFundingCommands(program);
   registerUpstreamCommands(program);
+  registerListCommands(program);
   registerOperatorCommands(program);
   registerPersonCommands(program);
   registerKeyCommands(program);

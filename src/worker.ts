@@ -14,6 +14,7 @@ import { guarantorExpiryTask } from './guarantors/expiry.js';
 import { retentionJobTask } from './privacy/retention.js';
 import { sessionExpiryTask } from './sessions/expiry.js';
 import { screeningMonitoringTask } from './screening/monitoring.js';
+import { listSyncTask } from './screening/lists/sync.js';
 
 /** What the worker runs its tasks with: the common context, and overrides of the webhook delivery settings (tests use a fast retry schedule and poll). */
 export interface WorkerRunContext extends WorkerContext {
@@ -34,7 +35,7 @@ const webhookDeliveries: BackgroundTask<WorkerRunContext> = {
 };
 
 /** Every background task; a module with timers of its own adds its task here. */
-export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, sessionExpiryTask(), retentionJobTask(), screeningMonitoringTask()];
+export const BACKGROUND_TASKS: readonly BackgroundTask<WorkerRunContext>[] = [webhookDeliveries, webhookRetentionTask(), guarantorExpiryTask, employmentExpiryTask, sessionExpiryTask(), retentionJobTask(), screeningMonitoringTask(), listSyncTask()];
 
 export interface Worker {
   /** Stops every task; deliveries in flight get a short grace, then are retried later. */

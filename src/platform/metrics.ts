@@ -99,6 +99,18 @@ export const metrics = {
     labelNames: ['source'] as const,
     registers: [processRegistry],
   }),
+  screeningListSyncs: new client.Counter({
+    name: 'vouch_screening_list_syncs_total',
+    help: 'Watchlist syncs by source and outcome (updated, unchanged, not_modified, failed)',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [processRegistry],
+  }),
+  screeningListSyncFailures: new client.Counter({
+    name: 'vouch_screening_list_sync_failures_total',
+    help: 'Watchlist syncs that failed (download or refused file), by source: the list kept its version',
+    labelNames: ['source'] as const,
+    registers: [processRegistry],
+  }),
 };
 
 export const CIRCUIT_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
@@ -151,6 +163,7 @@ function appRegistry(database: Database): client.Registry {
       this.set({ state: 'failed' }, rows[0]?.failed ?? 0);
     },
   });
+  screeningListGauges(registry, db);
   return registry;
 }
 
@@ -185,4 +198,36 @@ export function registerMetrics(app: FastifyInstance, database: Database, token:
     void reply.type(merged.contentType);
     return merged.metrics();
   });
+}
+
+/** Each watchlist's freshness (docs/screening-lists.md), read from screening_sources at scrape time. */
+function screeningListGauges(registry: client.Registry, db: Kysely<DB>): void {
+  type Row = { name: string; current_version: number; entity_count: number; age: number | null; failed: boolean };
+  // One query per scrape, shared by the four gauges.
+  let pending: Promise<Row[]> | undefined;
+  const rows = () =>
+    (pending ??= sql<Row>`
+      select name, current_version, entity_count, extract(epoch from now() - last_success_at)::float8 as age, coalesce(last_outcome = 'failed', false) as failed
+      from screening_sources order by name`
+      .execute(db)
+      .then((result) => result.rows)
+      .finally(() => setTimeout(() => (pending = undefined), 0)));
+  const gauge = (name: string, help: string, value: (row: Row) => number | null) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['source'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const row of await rows()) {
+          const v = value(row);
+          if (v !== null) this.set({ source: row.name }, v);
+        }
+      },
+    });
+  gauge('vouch_screening_list_entities', 'Entities in the version of each watchlist source that screenings use', (row) => row.entity_count);
+  gauge('vouch_screening_list_version', 'The version of each watchlist source that screenings use (0: none loaded)', (row) => row.current_version);
+  gauge('vouch_screening_list_last_success_age_seconds', 'Seconds since the last successful sync of each source with a URL (a 304 counts)', (row) => row.age);
+  gauge('vouch_screening_list_sync_ok', '1 when the last sync of a source succeeded, 0 when it failed (its version keeps serving)', (row) => (row.failed ? 0 : 1));
 }
