@@ -4,6 +4,7 @@ import { isUuid } from '../accounts/service.js';
 import { consentOf, type Consent } from '../consent/consent.js';
 import type { FileStore } from '../files/store.js';
 import { normalizePhone } from '../identities/matching.js';
+import { eraseScreenings, findScreeningsOf, knownPersonOf, type ScreeningOfSubject } from '../screening/privacy.js';
 import { anonymiseSessions, findSessionSubjects, type SessionHit } from '../sessions/privacy.js';
 import { keyringOf } from '../platform/crypto/fields.js';
 import type { DB } from '../platform/db/schema.js';
@@ -131,6 +132,8 @@ export interface SubjectFindings {
   verifications: VerificationHit[];
   /** Verification sessions naming the person (src/sessions/privacy.ts); their frames are in `photos`. */
   sessions: SessionHit[];
+  /** Screenings of a person by one of the names the records above give them (src/screening/privacy.ts). */
+  screenings: ScreeningOfSubject[];
   photos: { id: string; verification: string; contentType: string; size: number; sha256: string; createdAt: Date }[];
   heldReports: { verification: string; heldAt: Date | null; report: unknown }[];
   /** Held reports (waiting for review) whose neighbour is the person, on verifications not otherwise found. */
@@ -151,6 +154,7 @@ export function countsOf(findings: SubjectFindings): SubjectCounts {
   };
   for (const kind of VERIFICATION_KINDS) counts[VERIFICATION_TABLES[kind]] = findings.verifications.filter((hit) => hit.kind === kind).length;
   counts.verification_sessions = findings.sessions.length;
+  counts.screenings = findings.screenings.length;
   Object.assign(counts, {
     uploaded_files: findings.photos.length,
     held_reports: findings.heldReports.length,
@@ -189,7 +193,7 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
   await checkScope(db, scope);
   const keyring = keyringOf(db);
   const matcher = new Matcher(identifiers);
-  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], sessions: [], photos: [], heldReports: [], heldNeighbours: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
+  const findings: SubjectFindings = { registry: [], upstreamCache: [], verifications: [], sessions: [], screenings: [], photos: [], heldReports: [], heldNeighbours: [], fieldReportKeys: [], outbox: [], webhookDeliveries: [], idempotentAnswers: [], usage: [] };
 
   if (!scope.orgId) {
     // The embedded registry, by blind index.
@@ -233,6 +237,24 @@ export async function findSubject(db: Kysely<DB>, identifiers: readonly SubjectI
   findings.sessions = sessions.sessions;
   findings.photos.push(...sessions.frames);
   findings.webhookDeliveries.push(...sessions.webhookDeliveries);
+
+  // Screenings hold no ID number: found by the names the person's records give them, with the events sent about them.
+  const person = knownPersonOf([
+    ...findings.registry.map((row) => row.record),
+    ...findings.upstreamCache.map((row) => row.record),
+    ...findings.verifications.filter((hit) => hit.roles.includes('applicant')).map((hit) => hit.record.applicant),
+  ]);
+  findings.screenings = await findScreeningsOf(db, person, scope);
+  if (findings.screenings.length > 0) {
+    const deliveries = await db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'org_id', 'mode', 'event_type', 'status', 'created_at', 'payload'])
+      .where('resource_kind', '=', 'screening')
+      .where('resource_id', 'in', findings.screenings.map((screening) => screening.id))
+      .orderBy('id')
+      .execute();
+    for (const d of deliveries) findings.webhookDeliveries.push({ id: Number(d.id), orgId: d.org_id, mode: d.mode, eventType: d.event_type, status: d.status, createdAt: d.created_at, payload: d.payload });
+  }
 
   // What hangs off the verifications found.
   for (const kind of VERIFICATION_KINDS) {
@@ -435,6 +457,9 @@ export async function eraseSubject(
     bump('uploaded_files', done.frames);
     bump('webhook_deliveries', done.webhookDeliveries);
   }
+  const screenings = await eraseScreenings(db, data.screenings.map((screening) => screening.id));
+  bump('screenings', screenings.screenings);
+  bump('webhook_deliveries', screenings.webhookDeliveries);
   // The person named as the neighbour in a report still held for review: that part of the report is blanked.
   for (const held of data.heldNeighbours) {
     await db.transaction().execute(async (trx) => {

@@ -1,7 +1,15 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openFileStore } from '../../src/files/open-store.js';
+import { importRegistry } from '../../src/identities/registry/import.js';
+import { protectionOf } from '../../src/platform/crypto/fields.js';
+import { eraseSubject, exportSubject } from '../../src/privacy/subjects.js';
 import { applyScreeningRetention } from '../../src/screening/privacy.js';
-import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
 import { client } from '../respondents/fixtures.js';
 
 const BASE = '/v1/verifications/screenings';
@@ -13,12 +21,17 @@ const ALIAS = 'Alhaji Musa Privacyson';
 describe('screenings and personal data', () => {
   let t: TestContext;
   let http: ReturnType<typeof client>;
+  let dataDir: string;
 
   beforeAll(async () => {
-    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vouch-screening-privacy-'));
+    t = await buildTestContext({ config: { dataDir }, webhookUrl: NOWHERE_WEBHOOK_URL });
     http = client(t.app);
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
 
   it('the subject, metadata and explanations are encrypted at rest; the API reads them back', async () => {
     const org = await t.org();
@@ -64,5 +77,31 @@ describe('screenings and personal data', () => {
     expect(await applyScreeningRetention(db, { now: new Date(Date.now() + 29 * DAY), verificationDays: 730 })).toBe(0);
     expect(await applyScreeningRetention(db, { now: new Date(Date.now() + 31 * DAY), verificationDays: 730 })).toBe(1);
     expect(await exists(monitored.id)).toBe(false);
+  });
+
+  it('a subject request finds the screenings of the person by the names their records give, and erase deletes them', async () => {
+    const bvn = '22295100017';
+    const record = { bvn, firstname: 'Chibuzor', middlename: 'Ikenna', lastname: 'Erasure-Okeke', gender: 'Male', phone: '08095100017', birthdate: '03-05-1981' };
+    await importRegistry(t.database.db, Readable.from([JSON.stringify({ type: 'bvn', record })]));
+    const org = await t.org();
+    const create = async (subject: object, secret = org.testSecret) => (await http.post(BASE, secret, { subject: { type: 'person', ...subject }, monitor: true })).json().data;
+    const byName = await create({ name: 'ERASURE-OKEKE Chibuzor' });
+    const byParts = await create({ firstname: 'Chibuzor', middlename: 'Ikenna', lastname: 'Erasure-Okeke', dob: '1981-05-03' });
+    // Another organization's: the operator's request covers every organization.
+    const byAlias = await create({ name: 'C. I. Okeke', aliases: ['Chibuzor Erasure-Okeke'] }, (await t.org()).testSecret);
+    const otherPerson = await create({ name: 'Chibuzor Erasure-Okeke', dob: '1990' });
+    const otherName = await create({ name: 'Ikenna Erasure-Okeke' });
+    const store = openFileStore(testConfig({ dataDir }), protectionOf(t.database.db));
+
+    const exported = await exportSubject(t.database.db, [{ kind: 'bvn', value: bvn }], {}, 'cli:test');
+    expect(exported.found.screenings).toBe(3);
+    expect(exported.data.screenings.map((s) => s.id).sort((a, b) => a - b)).toEqual([byName.id, byParts.id, byAlias.id]);
+    expect(exported.data.screenings.find((s) => s.id === byParts.id)?.record.subject.dob).toBe('1981-05-03');
+
+    const erased = await eraseSubject(t.database.db, store, [{ kind: 'bvn', value: bvn }], {}, 'cli:test');
+    expect(erased.erased.screenings).toBe(3);
+    const left = await t.database.db.selectFrom('screenings').select('id').where('org_id', '=', org.id).orderBy('id').execute();
+    expect(left.map((row) => Number(row.id))).toEqual([otherPerson.id, otherName.id]);
+    expect((await exportSubject(t.database.db, [{ kind: 'bvn', value: bvn }], {}, 'cli:test')).found.screenings ?? 0).toBe(0);
   });
 });
