@@ -202,6 +202,16 @@ describe('screenings API', () => {
     });
   });
 
+  describe('consent', () => {
+    it('an organization that requires consent gets 400 without it; with it, 201', async () => {
+      const org = await t.org();
+      await t.database.db.updateTable('organizations').set({ consent_required: true }).where('id', '=', org.id).execute();
+      expect(expectStyleA(await http.post(BASE, org.testSecret, person('Sandbox Clear Person')), 400, 'VALIDATION_ERROR').message).toMatch(/consent is required/);
+      const consent = { reference: 'form-77', obtainedAt: new Date(Date.now() - 60_000).toISOString(), channel: 'web' };
+      expect((await http.post(BASE, org.testSecret, { ...person('Sandbox Clear Person'), consent })).statusCode).toBe(201);
+    });
+  });
+
   describe('auth, tenants and modes', () => {
     it('401 without a key or with a bad one, on every route', async () => {
       expectStyleA(await http.post(BASE, undefined, person('Musa Karfe')), 401, 'ACCESS_DENIED');

@@ -1,10 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENING_BILLABLES } from '../../src/screening/billing.js';
 import { importList } from '../../src/screening/lists/import.js';
-import { chargeMonitoring, rescreenPending, rescreenVersion } from '../../src/screening/monitoring.js';
-import { buildTestContext, NOWHERE_WEBHOOK_URL, type TestContext } from '../helpers/app.js';
+import { chargeMonitoring, rescreenPending, rescreenVersion, screeningMonitoringTask } from '../../src/screening/monitoring.js';
+import { startWorker } from '../../src/worker.js';
+import { buildTestContext, NOWHERE_WEBHOOK_URL, testConfig, type TestContext } from '../helpers/app.js';
+import { portal, portalOrg } from '../helpers/portal.js';
 import { balanceOf, client, deliveriesOf } from '../respondents/fixtures.js';
 
 const BASE = '/v1/verifications/screenings';
@@ -122,5 +126,41 @@ describe('screening monitoring', () => {
     expect(events.map((d) => d.payload.data)).toEqual([ended]);
     // Paid up for the next month: the same moment charges nothing more.
     expect(await chargeMonitoring({ ...deps, now: () => later })).toEqual({ charged: 0, ended: 0 });
+  });
+
+  it("as the worker's task: a cleared screening waits for review again when a new version lists the subject; the log names no one", async () => {
+    const { org, owner } = await portalOrg(t.database.db);
+    const created = (await http.post(BASE, org.liveSecret, { subject: { type: 'person', name: 'Ebiere Sokari Worker', aliases: ['Garba Danladi Yusufari'] }, monitor: true })).json().data;
+    expect(created.hits.map((hit: { entityId: string }) => hit.entityId)).toEqual(['API-P-1']);
+    const cleared = await portal(t.app, owner, {
+      method: 'POST',
+      url: `/api/orgs/${org.id}/screenings/${created.id}/hits/${created.hits[0].id}/review?mode=live`,
+      payload: { decision: 'false_positive', note: 'Another person' },
+    });
+    expect(cleared.json().status.status).toBe('CLEARED');
+    await rescreenPending({ db: t.database.db });
+    await importList(t.database.db, { source: 'mon-worker', format: 'csv', files: { main: Buffer.from(`${CSV_HEADER}W-1,Person,Ebiere Sokari Worker,,,NG,sanction,,\n`) } });
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const worker = await startWorker({ database: t.database, config: testConfig(), logger, tasks: [screeningMonitoringTask({ intervalMs: 50 })] });
+    try {
+      for (let i = 0; i < 200; i++) {
+        const version = await t.database.db.selectFrom('screening_list_versions').select('rescreened_at').where('source', '=', 'mon-worker').executeTakeFirstOrThrow();
+        if (version.rescreened_at) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await worker.stop();
+    }
+    const after = (await http.get(`${BASE}/${created.id}`, org.liveSecret)).json().data;
+    expect(after.status).toEqual({ status: 'PENDING_REVIEW', subStatus: 'POSSIBLE_MATCH', state: 'IN_REVIEW' });
+    expect(after.hits.map((hit: { entityId: string; foundBy: string }) => [hit.entityId, hit.foundBy]).sort()).toEqual([
+      ['API-P-1', 'screening'],
+      ['W-1', 'monitoring'],
+    ]);
+    const log = lines.join('');
+    expect(log).toContain('screening monitoring: version re-screened');
+    expect(log).not.toContain('Ebiere');
+    expect(log).not.toContain('Sokari');
   });
 });
