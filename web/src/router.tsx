@@ -9,6 +9,7 @@ import { brandingRoutes } from './portal/branding/routes';
 import { developerRoutes } from './portal/developers/routes';
 import { PortalLayout } from './portal/layout';
 import { linkRoutes } from './portal/links/routes';
+import { screeningRoutes } from './portal/screenings/routes';
 import { teamRoutes } from './portal/team/routes';
 import { verificationRoutes } from './portal/verifications/routes';
 
@@ -40,6 +41,7 @@ const routeTree = rootRoute.addChildren([
   portalRoute.addChildren([
     ...developerRoutes(portalRoute),
     ...verificationRoutes(portalRoute),
+    ...screeningRoutes(portalRoute),
     ...linkRoutes(portalRoute),
     ...billingRoutes(portalRoute),
     ...teamRoutes(portalRoute),

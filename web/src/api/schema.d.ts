@@ -2026,6 +2026,155 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/orgs/{orgId}/screenings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mode's screenings, newest first, optionally of one status */
+        get: operations["portalListScreenings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/screenings/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Confirmed name matches as CSV, for the NFIU report: subject, list entry, list and version, score, reviewer and dates
+         * @description Hits reviewed true_match whose review falls between from and to (UTC days, both included; open-ended when absent). Logged as an export.
+         */
+        get: operations["portalExportScreeningMatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/screenings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A screening with its hits and their reviews */
+        get: operations["portalGetScreening"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/screenings/{id}/hits/{hitId}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide a hit: true_match (final) or false_positive; the screening's status follows
+         * @description A hit already confirmed a true match answers 409. Audited as screening.hit_reviewed.
+         */
+        post: operations["portalReviewScreeningHit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/screenings/monitored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mode's monitored screenings (screened again whenever a list they were screened against changes), newest first */
+        get: operations["portalListMonitoredScreenings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{orgId}/screening-setting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the organization's verification sessions and identity lookups screen their person */
+        get: operations["portalGetScreeningSetting"];
+        /**
+         * Turn screening of every verification session and every identity lookup on or off (owners and admins)
+         * @description Both switches are sent. Read at each new session and lookup: no restart. Audited with the setting before and after.
+         */
+        put: operations["portalSetScreeningSetting"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/screening/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each watchlist source: its format and URL, the serving version and its entities, and how fresh it is (last success, last failure and its error, next sync) */
+        get: operations["consoleListScreeningSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/screening/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per organization that has screened in the mode: screenings of the last 30 days, hits waiting for review, confirmed matches and monitored subjects
+         * @description Counts only, never a subject. Organizations with the most hits waiting come first.
+         */
+        get: operations["consoleScreeningVolumes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -15169,6 +15318,1183 @@ export interface operations {
             };
             /** @description Error, style A */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalListScreenings: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+                /** @description One of clear, pending_review, confirmed_match, cleared */
+                status?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            reference: string;
+                            subject: {
+                                type: string;
+                                name: string;
+                                firstname: string;
+                                middlename: string;
+                                lastname: string;
+                                dob: string;
+                                gender: string;
+                                nationality: string;
+                                aliases: string[];
+                            };
+                            /** @description See docs/states.md for every value */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            hits: {
+                                id: number;
+                                /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                                entityId: string;
+                                source: string;
+                                /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                                listVersion: number;
+                                /** @description Person or Organization */
+                                schema: string;
+                                /** @description The entity's primary name */
+                                name: string;
+                                /** @description The name or alias that matched */
+                                matchedName: string;
+                                /** @description 0 to 1 */
+                                score: number;
+                                /** @description The entity's other names */
+                                aliases: string[];
+                                /** @description sanction, pep, crime, ... */
+                                topics: string[];
+                                /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                                birthDates: string[];
+                                /** @description ISO 3166-1 alpha-2 */
+                                nationalities: string[];
+                                /** @description Sanctions programmes */
+                                programs: string[];
+                                /** @description What matched, and what raised or lowered the score */
+                                explanation: string;
+                                /** @description screening (when it was made) or monitoring (a later list change) */
+                                foundBy: string;
+                                /** @description UTC, without offset */
+                                createdAt: string;
+                                review?: {
+                                    decision: "true_match" | "false_positive";
+                                    note: string;
+                                    /** @description Who reviewed */
+                                    by: string;
+                                    /** @description UTC, without offset */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description Each list and version screened against */
+                            lists: {
+                                source: string;
+                                version: number;
+                            }[];
+                            threshold: number;
+                            /** @description Screened again when a list changes */
+                            monitored: boolean;
+                            /** @description UTC, without offset; empty unless monitoring was ended */
+                            monitoringEndedAt: string;
+                            /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                            monitoringEndReason: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalExportScreeningMatches: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+                /** @description YYYY-MM-DD (UTC), first day of confirmations included */
+                from?: string;
+                /** @description YYYY-MM-DD (UTC), last day included */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetScreening: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        reference: string;
+                        subject: {
+                            type: string;
+                            name: string;
+                            firstname: string;
+                            middlename: string;
+                            lastname: string;
+                            dob: string;
+                            gender: string;
+                            nationality: string;
+                            aliases: string[];
+                        };
+                        /** @description See docs/states.md for every value */
+                        status: {
+                            status: string;
+                            subStatus: string;
+                            state: string;
+                        };
+                        hits: {
+                            id: number;
+                            /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                            entityId: string;
+                            source: string;
+                            /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                            listVersion: number;
+                            /** @description Person or Organization */
+                            schema: string;
+                            /** @description The entity's primary name */
+                            name: string;
+                            /** @description The name or alias that matched */
+                            matchedName: string;
+                            /** @description 0 to 1 */
+                            score: number;
+                            /** @description The entity's other names */
+                            aliases: string[];
+                            /** @description sanction, pep, crime, ... */
+                            topics: string[];
+                            /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                            birthDates: string[];
+                            /** @description ISO 3166-1 alpha-2 */
+                            nationalities: string[];
+                            /** @description Sanctions programmes */
+                            programs: string[];
+                            /** @description What matched, and what raised or lowered the score */
+                            explanation: string;
+                            /** @description screening (when it was made) or monitoring (a later list change) */
+                            foundBy: string;
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                            review?: {
+                                decision: "true_match" | "false_positive";
+                                note: string;
+                                /** @description Who reviewed */
+                                by: string;
+                                /** @description UTC, without offset */
+                                at: string;
+                            };
+                        }[];
+                        /** @description Each list and version screened against */
+                        lists: {
+                            source: string;
+                            version: number;
+                        }[];
+                        threshold: number;
+                        /** @description Screened again when a list changes */
+                        monitored: boolean;
+                        /** @description UTC, without offset; empty unless monitoring was ended */
+                        monitoringEndedAt: string;
+                        /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                        monitoringEndReason: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @description UTC, without offset */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalReviewScreeningHit: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+                id: string;
+                hitId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    decision: "true_match" | "false_positive";
+                    /** @description Why; required to clear a hit (false_positive) */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        reference: string;
+                        subject: {
+                            type: string;
+                            name: string;
+                            firstname: string;
+                            middlename: string;
+                            lastname: string;
+                            dob: string;
+                            gender: string;
+                            nationality: string;
+                            aliases: string[];
+                        };
+                        /** @description See docs/states.md for every value */
+                        status: {
+                            status: string;
+                            subStatus: string;
+                            state: string;
+                        };
+                        hits: {
+                            id: number;
+                            /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                            entityId: string;
+                            source: string;
+                            /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                            listVersion: number;
+                            /** @description Person or Organization */
+                            schema: string;
+                            /** @description The entity's primary name */
+                            name: string;
+                            /** @description The name or alias that matched */
+                            matchedName: string;
+                            /** @description 0 to 1 */
+                            score: number;
+                            /** @description The entity's other names */
+                            aliases: string[];
+                            /** @description sanction, pep, crime, ... */
+                            topics: string[];
+                            /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                            birthDates: string[];
+                            /** @description ISO 3166-1 alpha-2 */
+                            nationalities: string[];
+                            /** @description Sanctions programmes */
+                            programs: string[];
+                            /** @description What matched, and what raised or lowered the score */
+                            explanation: string;
+                            /** @description screening (when it was made) or monitoring (a later list change) */
+                            foundBy: string;
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                            review?: {
+                                decision: "true_match" | "false_positive";
+                                note: string;
+                                /** @description Who reviewed */
+                                by: string;
+                                /** @description UTC, without offset */
+                                at: string;
+                            };
+                        }[];
+                        /** @description Each list and version screened against */
+                        lists: {
+                            source: string;
+                            version: number;
+                        }[];
+                        threshold: number;
+                        /** @description Screened again when a list changes */
+                        monitored: boolean;
+                        /** @description UTC, without offset; empty unless monitoring was ended */
+                        monitoringEndedAt: string;
+                        /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                        monitoringEndReason: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @description UTC, without offset */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalListMonitoredScreenings: {
+        parameters: {
+            query?: {
+                mode?: "test" | "live";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            reference: string;
+                            subject: {
+                                type: string;
+                                name: string;
+                                firstname: string;
+                                middlename: string;
+                                lastname: string;
+                                dob: string;
+                                gender: string;
+                                nationality: string;
+                                aliases: string[];
+                            };
+                            /** @description See docs/states.md for every value */
+                            status: {
+                                status: string;
+                                subStatus: string;
+                                state: string;
+                            };
+                            hits: {
+                                id: number;
+                                /** @description The list's own identifier of the entry (UN reference number, OFAC uid, ...) */
+                                entityId: string;
+                                source: string;
+                                /** @description The version of the list the entry was found in; the fields below are as they were in it */
+                                listVersion: number;
+                                /** @description Person or Organization */
+                                schema: string;
+                                /** @description The entity's primary name */
+                                name: string;
+                                /** @description The name or alias that matched */
+                                matchedName: string;
+                                /** @description 0 to 1 */
+                                score: number;
+                                /** @description The entity's other names */
+                                aliases: string[];
+                                /** @description sanction, pep, crime, ... */
+                                topics: string[];
+                                /** @description YYYY, YYYY-MM or YYYY-MM-DD */
+                                birthDates: string[];
+                                /** @description ISO 3166-1 alpha-2 */
+                                nationalities: string[];
+                                /** @description Sanctions programmes */
+                                programs: string[];
+                                /** @description What matched, and what raised or lowered the score */
+                                explanation: string;
+                                /** @description screening (when it was made) or monitoring (a later list change) */
+                                foundBy: string;
+                                /** @description UTC, without offset */
+                                createdAt: string;
+                                review?: {
+                                    decision: "true_match" | "false_positive";
+                                    note: string;
+                                    /** @description Who reviewed */
+                                    by: string;
+                                    /** @description UTC, without offset */
+                                    at: string;
+                                };
+                            }[];
+                            /** @description Each list and version screened against */
+                            lists: {
+                                source: string;
+                                version: number;
+                            }[];
+                            threshold: number;
+                            /** @description Screened again when a list changes */
+                            monitored: boolean;
+                            /** @description UTC, without offset; empty unless monitoring was ended */
+                            monitoringEndedAt: string;
+                            /** @description deleted, replaced (a newer screening under the same reference) or unpaid; empty while monitored */
+                            monitoringEndReason: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @description UTC, without offset */
+                            createdAt: string;
+                        }[];
+                        total: number;
+                        limit: number;
+                        offset: number;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalGetScreeningSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Screen the person of every verification session (unless the session asks checks.screening: false) */
+                        sessions: boolean;
+                        /** @description Screen the person of every identity lookup that finds one */
+                        lookups: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    portalSetScreeningSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Organization id */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Screen the person of every verification session */
+                    sessions: boolean;
+                    /** @description Screen the person of every identity lookup */
+                    lookups: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Screen the person of every verification session (unless the session asks checks.screening: false) */
+                        sessions: boolean;
+                        /** @description Screen the person of every identity lookup that finds one */
+                        lookups: boolean;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleListScreeningSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            name: string;
+                            /** @description un-xml, ofac-xml, ofac-csv, uk-csv, eu-xml, ftm or csv */
+                            format: string;
+                            url: string | null;
+                            enabled: boolean;
+                            every: string | null;
+                            /** @description The serving version; 0 before the first import */
+                            version: number;
+                            entities: number;
+                            loadedAt: string | null;
+                            lastSuccessAt: string | null;
+                            lastFailureAt: string | null;
+                            lastError: string | null;
+                            lastOutcome: string | null;
+                            nextSyncAt: string | null;
+                            /** @description The share of entities a new version may lose before it is refused */
+                            maxShrink: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    consoleScreeningVolumes: {
+        parameters: {
+            query?: {
+                /** @description live (default) or test */
+                mode?: "test" | "live";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            orgId: string;
+                            orgName: string;
+                            /** @description Screenings made in the last 30 days */
+                            screenings30d: number;
+                            /** @description Hits not reviewed yet */
+                            pendingHits: number;
+                            /** @description Hits reviewed true matches */
+                            confirmedMatches: number;
+                            /** @description Screenings monitored now */
+                            monitored: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error, style A */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error, style A */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ const NAV = [
   { to: '/console/reviews', label: 'Review queue' },
   { to: '/console/prices', label: 'Prices' },
   { to: '/console/sessions', label: 'Sessions' },
+  { to: '/console/watchlists', label: 'Watchlists' },
   { to: '/console/deliveries', label: 'Deliveries' },
   { to: '/console/audit', label: 'Audit log' },
   { to: '/console/access-log', label: 'Access log' },

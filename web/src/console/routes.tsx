@@ -15,5 +15,6 @@ export function consoleRoutes(parent: AnyRoute): AnyRoute[] {
     lazyPage(parent, '/audit', () => import('./AuditLogPage'), 'AuditLogPage'),
     lazyPage(parent, '/access-log', () => import('./AccessLogPage'), 'AccessLogPage'),
     lazyPage(parent, '/sessions', () => import('./SessionsPage'), 'SessionsPage'),
+    lazyPage(parent, '/watchlists', () => import('./ListsPage'), 'ListsPage'),
   ];
 }

@@ -8,6 +8,7 @@ import { PortalProvider, useHasOrg, useMe, usePortalState, useSignOut } from './
 const NAV = [
   { to: '/', label: 'Get started' },
   { to: '/verifications', label: 'Verifications' },
+  { to: '/screenings', label: 'Screenings' },
   { to: '/links', label: 'Verification links' },
   { to: '/billing', label: 'Usage & billing' },
   { to: '/api-keys', label: 'API keys' },
