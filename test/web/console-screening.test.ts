@@ -30,7 +30,7 @@ describe('the Watchlists page of the console', () => {
     await importList(db, { source: 'ng-internal', format: 'csv', files: { main: await fs.readFile('test/fixtures/screening/api-watchlist.csv') } });
     await addSource(db, 'ng-remote', { format: 'csv', url: 'http://127.0.0.1:9/ng-list.csv', every: '1h' });
     expect((await syncSource(db, 'ng-remote', { allowPrivate: true, timeoutMs: 5_000 })).outcome).toBe('failed');
-    const { lastError } = await db.selectFrom('screening_sources').select('last_error').where('name', '=', 'ng-remote').executeTakeFirstOrThrow();
+    const { last_error: lastError } = await db.selectFrom('screening_sources').select('last_error').where('name', '=', 'ng-remote').executeTakeFirstOrThrow();
 
     const org = await web.org({ name: 'Ikeja Credit' });
     for (const name of ['Musa Adamu Karfe', 'Chinedu Okafor']) {
