@@ -7,8 +7,10 @@ import type { FaceMatcher } from '../identities/biometrics/matcher.js';
 import type { Challenge } from '../identities/liveness/engine.js';
 import type { Registry } from '../identities/registry/registry.js';
 import type { DB, Mode } from '../platform/db/schema.js';
+import type { AuthContext } from '../platform/auth.js';
 import { ApiError } from '../platform/errors.js';
-import { compareWithApplicant, findPerson, renderIdentity } from './identity.js';
+import type { ScreeningService } from '../screening/service.js';
+import { compareWithApplicant, findPerson, renderIdentity, screeningSubjectOf, type PersonRecord } from './identity.js';
 import { ID_TYPE_RULES, readIdType } from './input.js';
 import { assertTakesFrames, attemptNotFound, decideAttempt, decisions, type FrameUpload } from './attempts.js';
 import { ATTEMPT_TTL_MS, CAPTURE, chooseChallenges, ID_LOOKUP_TIMEOUT_MS, MAX_ID_ATTEMPTS, MAX_LIVENESS_ATTEMPTS, PROCESSING_TIMEOUT_MS, type EngineSource } from './liveness.js';
@@ -16,11 +18,11 @@ import { findSessionById, lockSessionById, sessionByTokenHash, updateSession } f
 import { admitLinkIdStep } from './links/id-step-limits.js';
 import { hostedUrl } from './service.js';
 import { isOpen, type SessionReason } from './states.js';
-import { assertMayProceed, paySession, refundSession } from './payment.js';
-import type { AttemptRow, IdLookupCheck, SessionIdType, SessionRow, VerificationSessionsTable } from './tables.js';
+import { assertMayProceed, cannotPay, paySession, refundSession } from './payment.js';
+import type { AttemptRow, IdLookupCheck, ScreeningCheck, SessionIdType, SessionRow, VerificationSessionsTable } from './tables.js';
 import { ATTEMPT_ID, hashToken, isHandoffCode, isTokenShaped, randomAttemptId, randomHandoffCode, randomUrlToken } from './tokens.js';
 import { applySessionTransition } from './transition.js';
-import { buildView, CONSENT_TEXT_VERSION, organizationFacts, stepOf, type EndUserView } from './view.js';
+import { buildView, consentTextVersion, organizationFacts, stepOf, type EndUserView, type OrganizationFacts } from './view.js';
 
 /**
  * The end user's side of a session (the end-user API under /verify/api/:token, docs/sessions.md):
@@ -49,6 +51,8 @@ export interface FlowDeps {
   engine: EngineSource;
   /** The encrypted file store: frames are personal data. */
   store: FileStore;
+  /** Screenings (src/screening): a session with checks.screening screens the person its ID lookup finds. */
+  screening?: Pick<ScreeningService, 'create'> | undefined;
   publicUrl: string;
   allowPrivateUrls: boolean;
   now?: () => Date;
@@ -66,6 +70,13 @@ export class IdNotVerified extends Error {
 
 /** A 429 the page shows as "no tries left". */
 export class TooManyAttempts extends Error {}
+
+/** The screening a session asked for could not be made: the ID step answers `answer` and gives its try back. */
+class ScreeningNotMade extends Error {
+  constructor(readonly answer: ApiError) {
+    super(answer.message);
+  }
+}
 
 export const unknownToken = () => new ApiError('NOT_FOUND_ERROR', 'This verification link is not valid or has expired');
 const ended = () => new ApiError('CONFLICT', 'This verification has already ended; reload it to see the result');
@@ -162,7 +173,7 @@ export class SessionFlow {
     const now = this.now();
     const consented = await this.locked(row, async (trx, locked) => {
       if (locked.user_consent) return locked;
-      const userConsent = JSON.stringify({ acceptedAt: now.toISOString(), ip, textVersion: CONSENT_TEXT_VERSION });
+      const userConsent = JSON.stringify({ acceptedAt: now.toISOString(), ip, textVersion: consentTextVersion(locked) });
       if (locked.status === 'created') return applySessionTransition(trx, locked, { to: 'in_progress', patch: { user_consent: userConsent }, now });
       return updateSession(trx, Number(locked.id), { user_consent: userConsent });
     });
@@ -238,11 +249,11 @@ export class SessionFlow {
     const reasons: SessionReason[] = !record ? ['ID_NOT_FOUND'] : comparison!.reasons;
     const check: IdLookupCheck = { passed: reasons.length === 0, idType, attempts: tryNumber, fieldMatches: comparison?.fieldMatches ?? null, reasons };
     const now = this.now();
-    const applied = await this.locked(row, async (trx, locked) => {
+    const apply = async (trx: Transaction<DB>, locked: SessionRow, screening?: ScreeningCheck): Promise<SessionRow> => {
       if (!ours(locked) || locked.checks.idLookup?.passed) {
         throw new ApiError('CONFLICT', 'Another ID was checked for this verification meanwhile; reload it to see where it stands');
       }
-      const checks = JSON.stringify({ ...locked.checks, idLookup: check });
+      const checks = JSON.stringify({ ...locked.checks, idLookup: check, ...(screening ? { screening } : {}) });
       if (check.passed) {
         const patch = {
           checks,
@@ -260,12 +271,58 @@ export class SessionFlow {
         return applySessionTransition(trx, locked, { to: 'failed', reasons: final, patch: { checks: JSON.stringify({ ...locked.checks, idLookup: { ...check, reasons: final } }), id_lookup_started_at: null }, now });
       }
       return updateSession(trx, Number(locked.id), { checks, id_lookup_started_at: null });
-    });
+    };
+    let applied: SessionRow;
+    try {
+      // The person found is screened before the ID's result is applied, and the result is applied in
+      // the screening's transaction: a session never completes without the screening it asked for.
+      applied = check.passed && reserved.check_screening ? await this.screenAndApply(row, record!, org, apply) : await this.locked(row, (trx, locked) => apply(trx, locked));
+    } catch (err) {
+      // A screening that could not be made (no list loaded, a wallet that cannot pay it) leaves the ID unchecked: the try is given back.
+      if (err instanceof ScreeningNotMade) {
+        await this.giveBack(reserved, startedAt);
+        throw err.answer;
+      }
+      throw err;
+    }
     if (isOpen(applied.status) && !applied.checks.idLookup?.passed) {
       const left = MAX_ID_ATTEMPTS - applied.id_attempts;
       throw new IdNotVerified(left, `We could not verify this ID. Check the type and the number, then try again (${left} ${left === 1 ? 'try' : 'tries'} left).`);
     }
     return applied;
+  }
+
+  /**
+   * Screens the person the ID lookup found, as a screening of the session's organization and mode
+   * (charged at the screening price live; test mode screens the sandbox list, free), and applies
+   * the ID's result with the screening's check inside the screening's transaction, with the
+   * session locked (409 if it ended meanwhile: then no screening is stored or charged).
+   */
+  private async screenAndApply(
+    row: SessionRow,
+    record: PersonRecord,
+    org: OrganizationFacts,
+    apply: (trx: Transaction<DB>, locked: SessionRow, screening: ScreeningCheck) => Promise<SessionRow>,
+  ): Promise<SessionRow> {
+    const service = this.deps.screening;
+    if (!service) throw new ScreeningNotMade(new ApiError('SERVICE_UNAVAILABLE', 'Screening is not available on this server just now. Please try again later.'));
+    const caller: AuthContext = { orgId: row.org_id, mode: row.mode, riskLevel: org.riskLevel, payloadType: org.payloadType, rateLimitPerMinute: null, consentRequired: false, secretId: null };
+    let applied: SessionRow | undefined;
+    try {
+      await service.create(caller, { subject: screeningSubjectOf(record), reference: row.reference, metadata: { sessionId: row.public_id } }, async (trx, screening) => {
+        const locked = await lockSessionById(trx as Transaction<DB>, Number(row.id));
+        if (!locked || !isOpen(locked.status)) throw ended();
+        const hits = screening.hits.length;
+        applied = await apply(trx as Transaction<DB>, locked, { passed: hits === 0, screeningId: screening.id, status: screening.status.status, hits, reasons: hits > 0 ? ['SCREENING_MATCH'] : [] });
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') throw new ScreeningNotMade(cannotPay());
+      if (err instanceof ApiError && (err.code === 'SERVICE_UNAVAILABLE' || err.code === 'VALIDATION_ERROR')) {
+        throw new ScreeningNotMade(new ApiError('SERVICE_UNAVAILABLE', 'The check this verification needs cannot be made just now. Please try again later.'));
+      }
+      throw err;
+    }
+    return applied!;
   }
 
   /**

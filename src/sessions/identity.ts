@@ -18,8 +18,37 @@ import type { SessionApplicant, SessionIdType } from './tables.js';
 export interface PersonRecord {
   firstname: string;
   lastname: string;
+  middlename?: string | undefined;
   birthdate?: string | undefined;
+  gender?: string | undefined;
+  nationality?: string | undefined;
   photo?: string | undefined;
+}
+
+/**
+ * The person as the screening of a session sees them: the registry's names, and its date of birth
+ * (DD-MM-YYYY in the records) and gender when it has them. Nationality is given only when the
+ * record says Nigerian: the registries write it as a word, not a code.
+ */
+export function screeningSubjectOf(record: PersonRecord): ScreeningPersonBody {
+  const subject: ScreeningPersonBody = { type: 'person', firstname: record.firstname, lastname: record.lastname };
+  if (record.middlename?.trim()) subject.middlename = record.middlename;
+  const dob = /^(\d{2})-(\d{2})-(\d{4})$/.exec(record.birthdate?.trim() ?? '');
+  if (dob) subject.dob = `${dob[3]}-${dob[2]}-${dob[1]}`;
+  const gender = record.gender?.trim().toLowerCase();
+  if (gender === 'male' || gender === 'female') subject.gender = gender;
+  if (/^nigeria(n)?$/i.test(record.nationality?.trim() ?? '')) subject.nationality = 'NG';
+  return subject;
+}
+
+export interface ScreeningPersonBody {
+  type: 'person';
+  firstname: string;
+  middlename?: string;
+  lastname: string;
+  dob?: string;
+  gender?: 'male' | 'female';
+  nationality?: string;
 }
 
 const RISK_FIELDS: Record<RiskLevel, readonly ('firstname' | 'lastname' | 'dob')[]> = {

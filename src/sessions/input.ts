@@ -22,7 +22,7 @@ export interface CreateSessionInput {
   reference?: string | undefined;
   idTypes?: string[] | undefined;
   applicant?: { firstname?: string | undefined; lastname?: string | undefined; dob?: string | undefined; idType?: string | undefined; idNumber?: string | undefined } | undefined;
-  checks?: { liveness?: boolean | undefined; faceMatch?: boolean | undefined } | undefined;
+  checks?: { liveness?: boolean | undefined; faceMatch?: boolean | undefined; screening?: boolean | undefined } | undefined;
   redirectUrl?: string | undefined;
   expiresInMinutes?: number | undefined;
   metadata?: Record<string, unknown> | undefined;
@@ -35,6 +35,8 @@ export interface CheckedSession {
   applicant: SessionApplicant;
   liveness: boolean;
   faceMatch: boolean;
+  /** Undefined: the organization's default (organization_screening.sessions). */
+  screening: boolean | undefined;
   redirectUrl: string | null;
   expiresInMinutes: number;
   metadata: Record<string, string>;
@@ -160,5 +162,5 @@ export function checkCreateSession(input: CreateSessionInput, options: { riskLev
   const metadata = checkMetadata(input.metadata, problems);
   const consent = workflowConsent(input.consent, options.consentRequired, problems);
   problems.throwIfAny();
-  return { reference, idTypes, applicant, liveness, faceMatch, redirectUrl, expiresInMinutes, metadata, consent };
+  return { reference, idTypes, applicant, liveness, faceMatch, screening: input.checks?.screening, redirectUrl, expiresInMinutes, metadata, consent };
 }

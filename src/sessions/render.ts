@@ -13,13 +13,14 @@ export interface SessionRecord {
   status: StatusTriple;
   idTypes: SessionIdType[];
   applicant: SessionApplicant;
-  requestedChecks: { idLookup: true; liveness: boolean; faceMatch: boolean };
+  requestedChecks: { idLookup: true; liveness: boolean; faceMatch: boolean; screening: boolean };
   idType: SessionIdType | null;
   identity: Record<string, unknown> | null;
   checks: {
     idLookup: NonNullable<SessionChecks['idLookup']> | null;
     liveness: NonNullable<SessionChecks['liveness']> | null;
     faceMatch: (NonNullable<SessionChecks['faceMatch']> & { engine: string }) | null;
+    screening: NonNullable<SessionChecks['screening']> | null;
   };
   reasons: string[];
   userConsent: UserConsent | null;
@@ -74,7 +75,7 @@ export function recordShown(row: Pick<SessionRow, 'usage_id' | 'unpaid'>): boole
  * try failed: "found but not matching" would tell that the number exists.
  */
 export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id' | 'unpaid'>): SessionRecord['checks'] {
-  const { idLookup, liveness, faceMatch } = row.checks;
+  const { idLookup, liveness, faceMatch, screening } = row.checks;
   const shown = recordShown(row);
   return {
     idLookup: idLookup ? (shown ? idLookup : { ...idLookup, fieldMatches: null, reasons: [] }) : null,
@@ -82,6 +83,7 @@ export function shownChecks(row: Pick<SessionRow, 'checks' | 'usage_id' | 'unpai
     // The face match compared the registry's photo: an unpaid session never shows how.
     // Checks made before the engine was recorded were all the local model's.
     faceMatch: row.unpaid || !faceMatch ? null : { engine: 'local', ...faceMatch },
+    screening: screening ?? null,
   };
 }
 
@@ -94,7 +96,7 @@ export function renderSession(row: SessionRow, secrets?: { url: string; clientSe
     status: SESSION_MACHINE.display(row.status, subStatusOf(row)),
     idTypes: row.id_types,
     applicant: row.applicant,
-    requestedChecks: { idLookup: true, liveness: row.check_liveness, faceMatch: row.check_face_match },
+    requestedChecks: { idLookup: true, liveness: row.check_liveness, faceMatch: row.check_face_match, screening: row.check_screening },
     idType: row.id_type,
     identity: recordShown(row) ? row.identity : null,
     checks: shownChecks(row),

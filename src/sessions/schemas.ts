@@ -32,7 +32,7 @@ export const SessionRecord = Type.Object({
   ),
   idTypes: Type.Array(Str()),
   applicant: SessionApplicantRecord,
-  requestedChecks: Type.Object({ idLookup: Type.Literal(true), liveness: Type.Boolean(), faceMatch: Type.Boolean() }),
+  requestedChecks: Type.Object({ idLookup: Type.Literal(true), liveness: Type.Boolean(), faceMatch: Type.Boolean(), screening: Type.Boolean() }),
   idType: Nullable(Str('The ID type the lookup found')),
   identity: Nullable(
     Type.Record(Type.String(), Type.Unknown(), {
@@ -69,6 +69,18 @@ export const SessionRecord = Type.Object({
         }),
       }),
     ),
+    screening: Nullable(
+      Type.Object(
+        {
+          passed: Type.Boolean({ description: 'No watchlist entry scored at or above the threshold when the session screened' }),
+          screeningId: Type.Integer({ description: 'The screening (GET /v1/verifications/screenings/:id): its hits, their review and its monitoring' }),
+          status: Str("The screening's status when the session screened: CLEAR or PENDING_REVIEW"),
+          hits: Type.Integer(),
+          reasons: Type.Array(Str(), { description: 'SCREENING_MATCH when there are hits to review; empty when passed' }),
+        },
+        { description: "With checks.screening, once the ID lookup has found the person; a hit does not change the session's outcome" },
+      ),
+    ),
   }),
   reasons: Reasons,
   userConsent: Nullable(Type.Object({ acceptedAt: Str(), ip: Str(), textVersion: Str() }, { description: "The end user's consent on the page" })),
@@ -98,7 +110,16 @@ export const CreateSessionBody = Type.Object({
   ),
   checks: Opt(
     Type.Object(
-      { liveness: Opt(Type.Boolean({ description: 'Default true' })), faceMatch: Opt(Type.Boolean({ description: 'Default true; needs liveness' })) },
+      {
+        liveness: Opt(Type.Boolean({ description: 'Default true' })),
+        faceMatch: Opt(Type.Boolean({ description: 'Default true; needs liveness' })),
+        screening: Opt(
+          Type.Boolean({
+            description:
+              "Screen the person the ID lookup finds (the registry's name and date of birth) against the watchlists, as POST /v1/verifications/screenings does, at the screening price; default: the organization's setting (off unless turned on). A hit does not change the session's outcome: checks.screening names the screening to review (docs/sessions.md, \"Screening\")",
+          }),
+        ),
+      },
       { description: 'The ID lookup always runs' },
     ),
   ),

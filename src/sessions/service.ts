@@ -2,6 +2,7 @@ import type { PageViewer } from '../access-log/service.js';
 import type { Kysely, Transaction } from 'kysely';
 import { consentColumns } from '../consent/consent.js';
 import { coversPrice, recordUsage } from '../platform/billing.js';
+import { organizationScreening } from '../screening/organization-setting.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import { nextSequence, type Page, type Scope } from '../platform/pagination.js';
@@ -68,6 +69,8 @@ export async function createSession(
   const now = options.now ?? new Date();
   const scope: Scope = { orgId: caller.orgId, mode: caller.mode };
   const checked = checkCreateSession(input, { riskLevel: caller.riskLevel, consentRequired: caller.consentRequired, now });
+  // Screening: as the session asks, else as the organization asks of every session (off by default).
+  const screening = checked.screening ?? (await organizationScreening(db, scope.orgId)).sessions;
   if (!(await coversPrice(db, { ...scope, billable: SESSION_BILLABLES.session }))) {
     await recordUsage(db, { ...scope, billable: SESSION_BILLABLES.session, subject: 'create' }, 'insufficient_funds');
     throw paymentRequired();
@@ -94,6 +97,7 @@ export async function createSession(
           metadata: JSON.stringify(checked.metadata),
           check_liveness: checked.liveness,
           check_face_match: checked.faceMatch,
+          check_screening: screening,
           redirect_url: redirectUrl,
           ...consentColumns(checked.consent),
           created_at: now,

@@ -61,10 +61,23 @@ export interface FaceMatchCheck {
   engine?: string;
 }
 
+/** The screening of the person the ID lookup found (checks.screening; src/screening). */
+export interface ScreeningCheck {
+  /** No watchlist entry scored at or above the threshold when the session screened. */
+  passed: boolean;
+  /** The screening's id (GET /v1/verifications/screenings/:id): its hits, their review, its monitoring. */
+  screeningId: number;
+  /** The screening's status when the session screened: CLEAR or PENDING_REVIEW. */
+  status: string;
+  hits: number;
+  reasons: string[];
+}
+
 export interface SessionChecks {
   idLookup?: IdLookupCheck;
   liveness?: LivenessCheck;
   faceMatch?: FaceMatchCheck;
+  screening?: ScreeningCheck;
 }
 
 export interface VerificationSessionsTable {
@@ -82,6 +95,7 @@ export interface VerificationSessionsTable {
   metadata: Json<Record<string, string>>;
   check_liveness: boolean;
   check_face_match: boolean;
+  check_screening: ColumnType<boolean, boolean | undefined, boolean>;
   redirect_url: string | null;
   consent_reference: ColumnType<string | null, string | null | undefined, string | null>;
   consent_obtained_at: Timestamp;

@@ -18,6 +18,11 @@ export type EndUserStep = 'consent' | 'id' | 'liveness' | 'processing' | 'done';
 
 /** The consent text's version: recorded with each end user's consent (docs/sessions.md, "Consent"). */
 export const CONSENT_TEXT_VERSION = 'session-consent-1';
+
+/** The version of the text a session shows: a session that screens its person says so, in a text of its own. */
+export function consentTextVersion(row: Pick<SessionRow, 'check_screening'>): string {
+  return row.check_screening ? `${CONSENT_TEXT_VERSION}-screening` : CONSENT_TEXT_VERSION;
+}
 /** Frames are kept this long at most (an organization's shorter photo period wins). */
 export const FRAME_RETENTION_DAYS = 30;
 
@@ -102,15 +107,17 @@ function resultOf(row: SessionRow): EndUserView['result'] {
 function consentText(row: SessionRow, org: OrganizationFacts): EndUserView['consent'] {
   const collected = ['The ID number you give, and the details the ID registry holds for it (your name, date of birth and photo)'];
   if (row.check_liveness) collected.push('A short series of photos of your face taken by your camera while you follow the instructions on screen');
-  const purpose = row.check_face_match
+  let purpose = row.check_face_match
     ? `${org.name} asked Vouch to confirm that you are the person this ID belongs to: the ID is checked with its registry, and your face is compared with the photo on record.`
     : `${org.name} asked Vouch to confirm your ID with its registry${row.check_liveness ? ' and that a real person is in front of the camera' : ''}.`;
+  // Screening is a legal duty of the organization (sanctions and politically exposed persons), and the person is told of it.
+  if (row.check_screening) purpose += ` Your name and date of birth as the registry holds them are also checked against sanctions and politically exposed persons lists, as the law requires of ${org.name}.`;
   return {
     purpose,
     collected,
     retentionDays: framesKeptDays(org),
     recipients: [org.name, 'Vouch, the verification service that runs this check for them', 'The registry that issued your ID (NIBSS for a BVN, NIMC for a NIN, FRSC for a driver\u2019s licence)'],
-    version: CONSENT_TEXT_VERSION,
+    version: consentTextVersion(row),
   };
 }
 

@@ -45,10 +45,10 @@ describe('verification sessions: the customer API (real sockets)', () => {
         status: { status: 'CREATED', subStatus: 'AWAITING_USER', state: 'CREATED' },
         idTypes: ['BVN', 'NIN', 'VNIN', 'DRIVERS_LICENSE'],
         applicant: {},
-        requestedChecks: { idLookup: true, liveness: true, faceMatch: true },
+        requestedChecks: { idLookup: true, liveness: true, faceMatch: true, screening: false },
         idType: null,
         identity: null,
-        checks: { idLookup: null, liveness: null, faceMatch: null },
+        checks: { idLookup: null, liveness: null, faceMatch: null, screening: null },
         reasons: [],
         redirectUrl: 'https://app.example.com/done',
         metadata: { customerId: 'c-9' },
@@ -80,7 +80,7 @@ describe('verification sessions: the customer API (real sockets)', () => {
       expect(data.reference).toMatch(/^vsr_[A-Za-z0-9_-]{12}$/);
       expect(data.idTypes).toEqual(['NIN', 'DRIVERS_LICENSE']);
       expect(data.applicant).toEqual({ firstname: 'Babatunde', lastname: 'Adeyemi', idType: 'NIN', idNumber: '70412358961' });
-      expect(data.requestedChecks).toEqual({ idLookup: true, liveness: true, faceMatch: false });
+      expect(data.requestedChecks).toEqual({ idLookup: true, liveness: true, faceMatch: false, screening: false });
       expect(Date.parse(data.expiresAt) - Date.parse(data.createdAt)).toBe(30 * 60_000);
     });
 
