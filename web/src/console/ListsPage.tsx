@@ -71,6 +71,17 @@ function NextSync({ source }: { source: Source }) {
   );
 }
 
+/** The last sync's outcome under the source's name; nothing before the first sync. */
+function SyncOutcome({ outcome }: { outcome: string | null }) {
+  if (!outcome) return null;
+  const known = OUTCOMES[outcome] ?? { label: outcome, colour: 'gray' };
+  return (
+    <Badge variant="light" color={known.colour} size="sm" mt={4} title="The last sync">
+      {known.label}
+    </Badge>
+  );
+}
+
 function SourcesSection() {
   const sources = useQuery({ queryKey: ['console', 'screening', 'lists'], queryFn: () => unwrap(api.GET('/api/console/screening/lists')), refetchInterval: 60_000 });
   return (
@@ -88,7 +99,7 @@ function SourcesSection() {
           caption="Watchlist sources"
           rows={sources.data.data}
           rowKey={(row) => row.name}
-          minWidth={1100}
+          minWidth={940}
           columns={[
             {
               key: 'name',
@@ -101,6 +112,7 @@ function SourcesSection() {
                   <Text size="xs" c="dimmed">
                     {row.format}
                   </Text>
+                  <SyncOutcome outcome={row.lastOutcome} />
                 </div>
               ),
             },
@@ -140,19 +152,6 @@ function SourcesSection() {
                 ) : (
                   '—'
                 ),
-            },
-            {
-              key: 'outcome',
-              header: 'Last sync',
-              cell: (row) => {
-                if (!row.lastOutcome) return '—';
-                const outcome = OUTCOMES[row.lastOutcome] ?? { label: row.lastOutcome, colour: 'gray' };
-                return (
-                  <Badge variant="light" color={outcome.colour}>
-                    {outcome.label}
-                  </Badge>
-                );
-              },
             },
             { key: 'next', header: 'Next sync', cell: (row) => <NextSync source={row} /> },
           ]}
