@@ -449,6 +449,14 @@ describe('csv (Vouch)', () => {
     }
   });
 
+  it('counts blank lines and line breaks inside quotes when naming a line', async () => {
+    const file = 'id,schema,name,aliases,birthDate,nationality,topics,program,notes\r\n\r\nA-1,Person,First Person,,,,,,"a note\r\non two lines"\r\n\r\n\r\nA-2,Person,Second Person,,1970-13-01,,,,\r\n';
+    const err = await refusal('csv', file);
+    expect(err.message).toBe('line 7: birthDate "1970-13-01" is not a date written YYYY or YYYY-MM-DD');
+    const notes = 'id,schema,name,aliases,birthDate,nationality,topics,program,notes\n\nA-1,Person,First Person,,,,,,"a note\non two lines"\nA-1,Person,Again,,,,,,\n';
+    expect((await refusal('csv', notes)).message).toBe('line 5: id "A-1" is also on line 3');
+  });
+
   it('refuses a wrong or missing header, a header alone, and a truncated file; a whole last row needs no line break', async () => {
     expect((await refusal('csv', 'id,schema,name,aliases,birthDate,nationality,topics,program\n')).message).toMatch(/^line 1: expected Vouch's list CSV \(csv\), whose header is id,schema,name,aliases,birthDate,nationality,topics,program,notes/);
     expect((await refusal('csv', 'NSL-1,Person,Some Person,,,,,,\n')).line).toBe(1);

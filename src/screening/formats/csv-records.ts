@@ -21,7 +21,9 @@ export type OnRecord = (fields: string[], line: number) => void;
 
 export function readCsv(bytes: Buffer, options: CsvOptions, onRecord: OnRecord): void {
   const fromLine = options.fromLine ?? 1;
-  let previousEnd = fromLine - 1;
+  let previousRaw = fromLine - 1;
+  // csv-parse counts a CRLF inside a quoted field as two lines: what it has over-counted so far.
+  let drift = 0;
   try {
     parse(bytes, {
       bom: true,
@@ -30,22 +32,40 @@ export function readCsv(bytes: Buffer, options: CsvOptions, onRecord: OnRecord):
       from_line: fromLine,
       trim: options.trim ?? false,
       on_record: (record: string[], context) => {
-        const end = context.lines;
-        // A record spans lines when a quoted field holds line breaks; errors name its first.
-        const start = Math.min(previousEnd + 1, end);
-        previousEnd = end;
+        const raw = context.lines;
+        let start = raw - drift;
+        // A record spans lines when a quoted field holds line breaks: errors name its first.
+        // (Blank lines before it are skipped, so the previous record's end does not say.)
+        if (raw - previousRaw > 1) {
+          const { breaks, crlf } = lineBreaks(record);
+          drift += crlf;
+          start = raw - drift - breaks;
+        }
+        previousRaw = raw;
         onRecord(record, start);
         return null;
       },
     });
   } catch (err) {
-    throw csvError(err);
+    throw csvError(err, drift);
   }
 }
 
-function csvError(err: unknown): unknown {
+function lineBreaks(fields: string[]): { breaks: number; crlf: number } {
+  let breaks = 0;
+  let crlf = 0;
+  for (const field of fields) {
+    for (let at = field.indexOf('\n'); at >= 0; at = field.indexOf('\n', at + 1)) {
+      breaks++;
+      if (at > 0 && field.charCodeAt(at - 1) === 0x0d) crlf++;
+    }
+  }
+  return { breaks, crlf };
+}
+
+function csvError(err: unknown, drift: number): unknown {
   if (!(err instanceof CsvError)) return err;
-  const line = typeof err.lines === 'number' ? err.lines : undefined;
+  const line = typeof err.lines === 'number' ? err.lines - drift : undefined;
   if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
     return new ListFormatError('a quoted field is never closed: the file is truncated or not CSV', line);
   }
