@@ -22,6 +22,7 @@ import { EmbeddedRegistry } from './identities/registry/embedded.js';
 import type { Registry } from './identities/registry/registry.js';
 import { SandboxRegistry } from './identities/registry/sandbox.js';
 import { identityRoutes } from './identities/routes.js';
+import { lookupScreener } from './identities/screening.js';
 import { UpstreamRouter, type RouterSettings } from './identities/upstreams/router.js';
 import { openKeyring } from './platform/crypto/open.js';
 import type { Database } from './platform/db/database.js';
@@ -215,7 +216,11 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   const faceMatcher = options.faceMatcher ?? new FaceMatcher();
   // One count of face matches in progress for the biometrics endpoint and sessions' matches alike.
   const faceMatchCapacity = options.faceMatchCapacity ?? new FaceMatchCapacity(config.faceMatchCaps);
-  await app.register(identityRoutes, { db: database.db, lookups });
+  // Screening against sanctions, PEP and watchlists (src/screening; docs/screening.md).
+  const screening = await startScreening(database.db, app.log);
+  app.addHook('onClose', async () => screening.close());
+  app.decorate('screeningLists', screening.lists);
+  await app.register(identityRoutes, { db: database.db, lookups, screen: lookupScreener(database.db, screening.service) });
   await app.register(biometricsRoutes, {
     db: database.db,
     lookups,
@@ -244,10 +249,6 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   await app.register(employmentRoutes, { db: database.db, respondents });
   await app.register(respondentPages, { respondents, prefix: '/respond' });
 
-  // Screening against sanctions, PEP and watchlists (src/screening; docs/screening.md).
-  const screening = await startScreening(database.db, app.log);
-  app.addHook('onClose', async () => screening.close());
-  app.decorate('screeningLists', screening.lists);
   await app.register(screeningRoutes, { db: database.db, service: screening.service });
 
   // Verification sessions: the customer's API, and the end user's (the hosted page and the web SDK).

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import { companySubject, fullNameSubject, personSubject, type LookupScreener } from './screening.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { requireAuth } from '../platform/auth.js';
 import type { DB, RiskLevel } from '../platform/db/schema.js';
@@ -61,9 +62,16 @@ function compact(value: string): string {
 export interface IdentityRoutesOptions {
   db: Kysely<DB>;
   lookups: IdentityLookups;
+  /** Screens what a lookup found, for organizations that screen every lookup (src/identities/screening.ts). */
+  screen?: LookupScreener | undefined;
 }
 
-export async function identityRoutes(parent: FastifyInstance, { db, lookups }: IdentityRoutesOptions): Promise<void> {
+export async function identityRoutes(parent: FastifyInstance, { db, lookups, screen }: IdentityRoutesOptions): Promise<void> {
+  /** `data` with the screening of what it found, when the organization screens every lookup. */
+  const screened = async <T extends object>(request: FastifyRequest, data: T, subject: ReturnType<typeof personSubject>): Promise<T> => {
+    const screening = await screen?.(request.auth, subject);
+    return screening ? { ...data, screening } : data;
+  };
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireAuth(db));
   // A lookup without a body is valid (risk level NONE needs no applicant details).
@@ -102,7 +110,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('bvn', ref),
         notFound: notFoundC('BVN not found. Please provide a valid BVN'),
       });
-      return { status: 'success' as const, data: renderBvn(record, body, premium) as never };
+      return { status: 'success' as const, data: (await screened(request, renderBvn(record, body, premium), personSubject(record))) as never };
     },
   );
 
@@ -174,7 +182,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('nin', ref),
         notFound: notFoundC('NIN not found. Please provide a valid NIN'),
       });
-      return reply.status(201).send({ status: 'success', data: renderNin(record, body, request.auth.payloadType) });
+      return reply.status(201).send({ status: 'success', data: await screened(request, renderNin(record, body, request.auth.payloadType), personSubject(record)) });
     },
   );
 
@@ -206,7 +214,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.findNinByPhone(phone),
         notFound: notFoundC('No NIN is registered with this phone number. Please provide a valid NIN phone number'),
       });
-      return { status: 'success' as const, data: renderNin(record, body, request.auth.payloadType) };
+      return { status: 'success' as const, data: await screened(request, renderNin(record, body, request.auth.payloadType), personSubject(record)) };
     },
   );
 
@@ -238,7 +246,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('vnin', vNin),
         notFound: notFoundC('vNIN not found. Please provide a valid vNIN'),
       });
-      return reply.status(201).send({ status: 'success', data: renderVnin(record, body, request.auth.payloadType) });
+      return reply.status(201).send({ status: 'success', data: await screened(request, renderVnin(record, body, request.auth.payloadType), personSubject(record)) });
     },
   );
 
@@ -270,7 +278,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('drivers_license', licenseNo),
         notFound: notFoundC('Drivers license not found. Please provide a valid license number'),
       });
-      return reply.status(201).send({ status: 'success', data: renderDriversLicense(record, body) });
+      return reply.status(201).send({ status: 'success', data: await screened(request, renderDriversLicense(record, body), personSubject(record)) });
     },
   );
 
@@ -302,7 +310,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('vin', vin),
         notFound: notFoundB('Voters details not found'),
       });
-      return reply.status(201).send({ status: 'success', data: renderVin(record) });
+      return reply.status(201).send({ status: 'success', data: await screened(request, renderVin(record), fullNameSubject(record.fullname)) });
     },
   );
 
@@ -336,7 +344,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('cac', key),
         notFound: notFoundB('Company with the provided CAC details not found'),
       });
-      return { status: 'success' as const, data: renderCac(record) };
+      return { status: 'success' as const, data: await screened(request, renderCac(record), companySubject(record.companyName)) };
     },
   );
 
@@ -367,7 +375,7 @@ export async function identityRoutes(parent: FastifyInstance, { db, lookups }: I
         find: (registry) => registry.find('tin', tin),
         notFound: notFoundB('Company with the provided TIN not found'),
       });
-      return { status: 'success' as const, data: renderTin(record) };
+      return { status: 'success' as const, data: await screened(request, renderTin(record), companySubject(record.taxpayerName)) };
     },
   );
 }

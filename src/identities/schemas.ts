@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { LookupScreening } from './screening.js';
 import { ConsentBody } from '../consent/consent.js';
 
 /** Request and response schemas of the identity routes: validation, types and OpenAPI from one place. */
@@ -92,6 +93,7 @@ export const BvnData = Type.Object({
   nameOnCard: Opt(Str()),
   title: Opt(Str()),
   levelOfAccount: Opt(Str()),
+  screening: Opt(LookupScreening),
 });
 
 export const BvnMatchData = Type.Object({
@@ -116,6 +118,7 @@ export const NinData = Type.Object({
   gender: Str(),
   birthdate: Str('DD-MM-YYYY'),
   photo: Opt(Str('Base64-encoded image; FULL payload only')),
+  screening: Opt(LookupScreening),
 });
 
 export const VninData = Type.Object({
@@ -131,6 +134,7 @@ export const VninData = Type.Object({
     { firstname: Type.Boolean(), lastname: Type.Boolean(), dob: Type.Boolean() },
     { description: 'Addition to the spec: the supplied details compared with the record' },
   ),
+  screening: Opt(LookupScreening),
 });
 
 export const DriversLicenseData = Type.Object({
@@ -144,6 +148,7 @@ export const DriversLicenseData = Type.Object({
   gender: Str(),
   birthdate: Str('DD-MM-YYYY'),
   photo: Str('Base64-encoded image'),
+  screening: Opt(LookupScreening),
 });
 
 export const VinData = Type.Object({
@@ -154,6 +159,7 @@ export const VinData = Type.Object({
   pollingUnitCode: Str(),
   firstName: Str(),
   lastName: Str(),
+  screening: Opt(LookupScreening),
 });
 
 export const CacData = Type.Object({
@@ -172,6 +178,7 @@ export const CacData = Type.Object({
   shareCapital: Str(),
   shareCapitalInWords: Str(),
   status: Str('ACTIVE or INACTIVE'),
+  screening: Opt(LookupScreening),
 });
 
 export const TinData = Type.Object({
@@ -183,6 +190,7 @@ export const TinData = Type.Object({
   taxOffice: Str(),
   phone: Str(),
   email: Str(),
+  screening: Opt(LookupScreening),
 });
 
 export const success = <T extends TSchema>(data: T) =>
