@@ -70,7 +70,7 @@ export function parseOfacCsv(main: Buffer, companions: Record<string, Buffer>): 
   const skippedIds = new Set<string>();
   const skipped: Record<string, number> = {};
 
-  readFile(main, 'sdn.csv', SDN_FIELDS, (fields, line) => {
+  readTrioFile(main, 'sdn.csv', SDN_FIELDS, (fields, line) => {
     const id = value(fields[0]);
     if (entries.has(id) || skippedIds.has(id)) throw new ListFormatError(`ent_num ${id} appears twice`, line);
     const type = value(fields[2]).toLowerCase();
@@ -93,17 +93,17 @@ export function parseOfacCsv(main: Buffer, companions: Record<string, Buffer>): 
     if (!entry && !skippedIds.has(id)) countSkip(skipped, 'companion rows without an sdn.csv entry');
     return entry;
   };
-  readFile(companions['alt.csv']!, 'alt.csv', ALT_FIELDS, (fields) => {
+  readTrioFile(companions['alt.csv']!, 'alt.csv', ALT_FIELDS, (fields) => {
     const entry = entryOf(value(fields[0]));
     if (entry) addName(entry.draft, value(fields[3]), false);
   });
-  readFile(companions['add.csv']!, 'add.csv', ADD_FIELDS, (fields) => {
+  readTrioFile(companions['add.csv']!, 'add.csv', ADD_FIELDS, (fields) => {
     const entry = entryOf(value(fields[0]));
     if (entry) entry.addressCountries.push(value(fields[4]));
   });
   const comments = companions[COMMENTS_FILE];
   if (comments && !isBlank(comments)) {
-    readFile(comments, COMMENTS_FILE, 2, (fields) => {
+    readTrioFile(comments, COMMENTS_FILE, 2, (fields) => {
       const entry = entries.get(value(fields[0]));
       if (entry) entry.remarks += value(fields[1]);
     });
@@ -177,7 +177,7 @@ function readRemarks(draft: Draft, remarks: string): void {
  * Each row of one file of the trio, checked: the field count, a numeric ent_num, and a last row
  * that ends with a line break (a file cut mid-row is refused, naming the line).
  */
-function readFile(bytes: Buffer, file: string, fieldCount: number, onRow: (fields: string[], line: number) => void): void {
+function readTrioFile(bytes: Buffer, file: string, fieldCount: number, onRow: (fields: string[], line: number) => void): void {
   const data = withoutEofMark(bytes);
   if (isBlank(data)) throw new ListFormatError(`${file} is empty`);
   let rows = 0;

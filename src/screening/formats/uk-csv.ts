@@ -38,6 +38,8 @@ const OPTIONAL = [
   'Business registration number (s)',
 ] as const;
 type Column = (typeof REQUIRED)[number] | (typeof OPTIONAL)[number];
+/** Name 6 is the surname (an entity's whole name): written last. */
+const NAME_COLUMNS: readonly Column[] = ['Name 1', 'Name 2', 'Name 3', 'Name 4', 'Name 5', 'Name 6'];
 
 const REPORT_DATE = /^Report Date\b/i;
 /** "(1) Russia (2) Ukraine", or values separated by ";" or "|". */
@@ -82,7 +84,7 @@ export function parseUkCsv(bytes: Buffer): ParsedList {
     }
     if (type !== 'individual' && type !== 'entity') throw new ListFormatError(`Designation Type ${JSON.stringify(cell('Designation Type'))} is not Individual, Entity or Ship`, line);
     const row = newDraft(id, type === 'individual' ? 'Person' : 'Organization', line);
-    const name = ['Name 1', 'Name 2', 'Name 3', 'Name 4', 'Name 5', 'Name 6'].map((column) => clean(cell(column as Column))).filter(Boolean).join(' ');
+    const name = NAME_COLUMNS.map((column) => clean(cell(column))).filter(Boolean).join(' ');
     if (clean(cell('Name type')).toLowerCase() === 'primary name') row.name = name;
     else row.aliases.push(name);
     row.aliases.push(cell('Name non-latin script'));
