@@ -728,6 +728,16 @@ export interface operations {
                             nameOnCard?: string;
                             title?: string;
                             levelOfAccount?: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -1116,6 +1126,16 @@ export interface operations {
                             birthdate: string;
                             /** @description Base64-encoded image; FULL payload only */
                             photo?: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -1311,6 +1331,16 @@ export interface operations {
                             birthdate: string;
                             /** @description Base64-encoded image; FULL payload only */
                             photo?: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -1502,6 +1532,16 @@ export interface operations {
                                 firstname: boolean;
                                 lastname: boolean;
                                 dob: boolean;
+                            };
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
                             };
                         };
                     };
@@ -1698,6 +1738,16 @@ export interface operations {
                             birthdate: string;
                             /** @description Base64-encoded image */
                             photo: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -1883,6 +1933,16 @@ export interface operations {
                             pollingUnitCode: string;
                             firstName: string;
                             lastName: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -2084,6 +2144,16 @@ export interface operations {
                             shareCapitalInWords: string;
                             /** @description ACTIVE or INACTIVE */
                             status: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -2261,6 +2331,16 @@ export interface operations {
                             taxOffice: string;
                             phone: string;
                             email: string;
+                            /** @description Only for organizations that screen every lookup: the screening of the person or company found (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -7053,6 +7133,7 @@ export interface operations {
                                 idLookup: true;
                                 liveness: boolean;
                                 faceMatch: boolean;
+                                screening: boolean;
                             };
                             idType: string | null;
                             identity: {
@@ -7102,6 +7183,17 @@ export interface operations {
                                     simulated: boolean;
                                     /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
                                     engine: string;
+                                } | null;
+                                screening: {
+                                    /** @description No watchlist entry scored at or above the threshold when the session screened */
+                                    passed: boolean;
+                                    /** @description The screening (GET /v1/verifications/screenings/:id): its hits, their review and its monitoring */
+                                    screeningId: number;
+                                    /** @description The screening's status when the session screened: CLEAR or PENDING_REVIEW */
+                                    status: string;
+                                    hits: number;
+                                    /** @description SCREENING_MATCH when there are hits to review; empty when passed */
+                                    reasons: string[];
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -7199,6 +7291,8 @@ export interface operations {
                         liveness?: boolean;
                         /** @description Default true; needs liveness */
                         faceMatch?: boolean;
+                        /** @description Screen the person the ID lookup finds (the registry's name and date of birth) against the watchlists, as POST /v1/verifications/screenings does, at the screening price; default: the organization's setting (off unless turned on). A hit does not change the session's outcome: checks.screening names the screening to review (docs/sessions.md, "Screening") */
+                        screening?: boolean;
                     };
                     /** @description Where the page sends the end user at the end (http or https) */
                     redirectUrl?: string;
@@ -7258,6 +7352,7 @@ export interface operations {
                                 idLookup: true;
                                 liveness: boolean;
                                 faceMatch: boolean;
+                                screening: boolean;
                             };
                             idType: string | null;
                             identity: {
@@ -7307,6 +7402,17 @@ export interface operations {
                                     simulated: boolean;
                                     /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
                                     engine: string;
+                                } | null;
+                                screening: {
+                                    /** @description No watchlist entry scored at or above the threshold when the session screened */
+                                    passed: boolean;
+                                    /** @description The screening (GET /v1/verifications/screenings/:id): its hits, their review and its monitoring */
+                                    screeningId: number;
+                                    /** @description The screening's status when the session screened: CLEAR or PENDING_REVIEW */
+                                    status: string;
+                                    hits: number;
+                                    /** @description SCREENING_MATCH when there are hits to review; empty when passed */
+                                    reasons: string[];
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -7465,6 +7571,7 @@ export interface operations {
                                 idLookup: true;
                                 liveness: boolean;
                                 faceMatch: boolean;
+                                screening: boolean;
                             };
                             idType: string | null;
                             identity: {
@@ -7514,6 +7621,17 @@ export interface operations {
                                     simulated: boolean;
                                     /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
                                     engine: string;
+                                } | null;
+                                screening: {
+                                    /** @description No watchlist entry scored at or above the threshold when the session screened */
+                                    passed: boolean;
+                                    /** @description The screening (GET /v1/verifications/screenings/:id): its hits, their review and its monitoring */
+                                    screeningId: number;
+                                    /** @description The screening's status when the session screened: CLEAR or PENDING_REVIEW */
+                                    status: string;
+                                    hits: number;
+                                    /** @description SCREENING_MATCH when there are hits to review; empty when passed */
+                                    reasons: string[];
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */
@@ -7723,6 +7841,7 @@ export interface operations {
                                 idLookup: true;
                                 liveness: boolean;
                                 faceMatch: boolean;
+                                screening: boolean;
                             };
                             idType: string | null;
                             identity: {
@@ -7772,6 +7891,17 @@ export interface operations {
                                     simulated: boolean;
                                     /** @description `local`, this service's face model, or the upstream provider the operator routes the organization's live face matches to; then the scores are on its scale */
                                     engine: string;
+                                } | null;
+                                screening: {
+                                    /** @description No watchlist entry scored at or above the threshold when the session screened */
+                                    passed: boolean;
+                                    /** @description The screening (GET /v1/verifications/screenings/:id): its hits, their review and its monitoring */
+                                    screeningId: number;
+                                    /** @description The screening's status when the session screened: CLEAR or PENDING_REVIEW */
+                                    status: string;
+                                    hits: number;
+                                    /** @description SCREENING_MATCH when there are hits to review; empty when passed */
+                                    reasons: string[];
                                 } | null;
                             };
                             /** @description Closed reason codes, empty when passed: ID_NOT_FOUND, ID_DETAILS_MISMATCH, ID_TYPE_NOT_ALLOWED, ID_ATTEMPTS_EXHAUSTED, NO_FACE, MULTIPLE_FACES, TOO_FEW_FRAMES, CHALLENGE_NOT_MET, CHALLENGE_OUT_OF_ORDER, TOO_SLOW, FACE_CHANGED, SPOOF_SUSPECTED, REPLAYED_FRAMES, POOR_QUALITY, LIVENESS_ATTEMPTS_EXHAUSTED, NO_REGISTRY_PHOTO, FACE_MISMATCH, EXPIRED, CANCELLED */

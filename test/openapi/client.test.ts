@@ -370,6 +370,18 @@ describe('a client generated from the OpenAPI document (openapi-typescript + ope
     expect(cancelled.data).toBe('ok');
   });
 
+  it('screening: create (a sandbox hit), fetch, list, end monitoring', async () => {
+    const created = ok(await sandbox.POST('/v1/verifications/screenings', { body: { subject: { type: 'person', name: 'Musa Adamu Karfe', dob: '1968-04-12' }, reference: 'client-screening', monitor: true } }), 201);
+    const id = created.data.id;
+    expect([created.data.status.status, created.data.hits[0]?.entityId, created.data.monitored]).toEqual(['PENDING_REVIEW', 'SBX-P-001', true]);
+    const fetched = ok(await sandbox.GET('/v1/verifications/screenings/{id}', { params: { path: { id: String(id) } } }), 200);
+    expect(fetched.data.reference).toBe('client-screening');
+    const listed = ok(await sandbox.GET('/v1/verifications/screenings', { params: { query: { limit: '5', offset: '0' } } }), 200);
+    expect(listed.data.map((record) => record.id)).toEqual([id]);
+    const ended = ok(await sandbox.DELETE('/v1/verifications/screenings/{id}', { params: { path: { id: String(id) } } }), 200);
+    expect(ended.data).toBe('ok');
+  });
+
   it('called every /v1 operation of the document, each with a unique operationId and a security requirement', () => {
     const operations = Object.entries(document.paths)
       .filter(([route]) => route.startsWith('/v1/'))
