@@ -56,13 +56,14 @@ export interface RescreenResult {
 export async function rescreenVersion(deps: MonitoringDeps, source: string, version: number, trx?: Transaction<DB>): Promise<RescreenResult> {
   if (!trx) return deps.db.transaction().execute((own) => rescreenVersion(deps, source, version, own));
   const now = (deps.now ?? (() => new Date()))();
-  const entities = await changedEntities(trx, source, version);
-  const result: RescreenResult = { source, version, changed: entities.length, screened: 0, newHits: 0 };
+  const result: RescreenResult = { source, version, changed: 0, screened: 0, newHits: 0 };
+  let page = await monitoredPage(trx, source, version, 0);
+  // No one to screen (a new install, a list nobody monitored against): the version's entities are not even read.
+  const entities = page.length > 0 ? await changedEntities(trx, source, version) : [];
+  result.changed = entities.length;
   if (entities.length > 0) {
     const index = (deps.indexOf ?? defaultIndex)(entities);
-    let after = 0;
     for (;;) {
-      const page = await monitoredPage(trx, source, version, after);
       for (const row of page) {
         result.screened++;
         const matches = index.screen(screeningSubjectOf(row.subject), { threshold: row.threshold, limit: 50 });
@@ -73,7 +74,7 @@ export async function rescreenVersion(deps: MonitoringDeps, source: string, vers
         await reportNewHits(trx, row, added.map((hit) => Number(hit.id)), now);
       }
       if (page.length < PAGE) break;
-      after = Number(page[page.length - 1]!.id);
+      page = await monitoredPage(trx, source, version, Number(page[page.length - 1]!.id));
     }
   }
   await trx.updateTable('screening_list_versions').set({ rescreened_at: now }).where('source', '=', source).where('version', '=', version).execute();
