@@ -14,4 +14,7 @@ export const DATABASE_FREE: readonly string[] = [
   'test/cli-startup.test.ts',
   'test/unit/face-stats.test.ts',
   'test/unit/face-engine.test.ts',
+  'test/screening/formats.test.ts',
+  'test/screening/formats-kit.test.ts',
+  'test/screening/matching.test.ts',
 ];
