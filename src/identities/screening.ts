@@ -9,7 +9,7 @@ import type { ScreeningService } from '../screening/service.js';
 
 /**
  * Screening of identity lookups (issue 51, part 3; docs/screening.md, "Lookups and sessions"): an
- * organization that turned it on (the portal's screening setting, `organization_screening.lookups`)
+ * organization that turned it on (the switches on the portal's Screenings page, `organization_screening.lookups`)
  * has the person or company every lookup finds screened against the watchlists, as
  * POST /v1/verifications/screenings would, and the lookup's answer carries `data.screening`.
  * Organizations that did not turn it on get the answer they always had, without the field.

@@ -6,7 +6,7 @@ import { audit, type Actor } from '../portal/audit.js';
  * An organization's standing request for screening (issue 51, part 3): screen the person of every
  * verification session of theirs (unless a session says `checks.screening: false`), and of every
  * identity lookup that finds one. Off by default; the customer turns it on in the portal
- * (Developers → Screening) or an operator does (`vouch org screening`). Read at each session
+ * (Screenings → Screen automatically; owners and admins). Read at each session
  * creation and each lookup: no restart.
  */
 
