@@ -1,5 +1,5 @@
 import type { TokenInfo } from './similarity.js';
-import { affixOf, MIN_SHORT_FORM } from './variants.js';
+import { MIN_SHORT_FORM } from './variants.js';
 
 /**
  * The keys under which the index files a name word, and under which a subject's word looks for
@@ -29,9 +29,10 @@ function stems(group: number, stem: string, out: string[]): void {
 export function entityKeys(info: TokenInfo): string[] {
   const keys = [`c:${info.canon}`, `f:${info.fold}`];
   if (info.metaphone.length >= 2) keys.push(`m:${info.metaphone}`);
-  if (info.skeleton.length >= 2) keys.push(`s:${info.skeleton}`);
-  if (!info.abjad) deletions(info.fold, keys);
-  const affix = affixOf(info.norm);
+  // Arabic-script words and Latin ones meet through their skeletons, under keys of each side's own.
+  if (info.skeleton.length >= 2) keys.push(`${info.abjad ? 's' : 'S'}:${info.skeleton}`);
+  deletions(info.fold, keys);
+  const affix = info.affix;
   if (affix) {
     // A short form is the start of the stem: Funmi of Oluwafunmilayo, Olufunmi of it too.
     stems(affix.group, affix.stem, keys);
@@ -42,15 +43,15 @@ export function entityKeys(info: TokenInfo): string[] {
 
 /** Keys a subject's word looks up. */
 export function queryKeys(info: TokenInfo): string[] {
-  const keys = [`c:${info.canon}`];
+  const keys = [`c:${info.canon}`, `f:${info.fold}`];
+  if (info.skeleton.length >= 2) keys.push(`${info.abjad ? 'S' : 's'}:${info.skeleton}`);
   if (info.abjad) {
-    if (info.skeleton.length >= 2) keys.push(`s:${info.skeleton}`);
+    deletions(info.fold, keys);
     return keys;
   }
-  keys.push(`f:${info.fold}`);
   if (info.metaphone.length >= 2) keys.push(`m:${info.metaphone}`);
   deletions(info.fold, keys);
-  const affix = affixOf(info.norm);
+  const affix = info.affix;
   if (affix) {
     stems(affix.group, affix.stem, keys);
     for (let length = MIN_SHORT_FORM; length <= affix.stem.length; length++) keys.push(`c:${affix.stem.slice(0, length)}`);

@@ -121,7 +121,9 @@ function words(name: string, schema: EntitySchema): { display: string; ascii: st
     if (word === '') continue;
     const syllable = SCRIPT_SYLLABIC.test(word);
     SCRIPT_SYLLABIC.lastIndex = 0;
-    const ascii = anyAscii(word.replace(APOSTROPHES, '')).toLowerCase().replace(APOSTROPHES, '');
+    // In Arabic script a hamza or ain (أحمد → 'hmd, علي → `ly) stands where Latin writes a vowel.
+    const transliterated = anyAscii(word.replace(APOSTROPHES, '')).toLowerCase();
+    const ascii = SCRIPT_ABJAD.test(word) ? transliterated.replace(APOSTROPHES, 'a') : transliterated.replace(APOSTROPHES, '');
     for (const piece of ascii.split(NOT_ALNUM)) if (piece !== '') out.push({ display: word, ascii: piece, syllable });
   }
   return out;

@@ -60,6 +60,9 @@ export interface NameScore {
   pairs: Pair[];
   subject: ScoredToken[];
   entity: ScoredToken[];
+  /** 1 where the word is aligned. */
+  usedSubject: Uint8Array;
+  usedEntity: Uint8Array;
 }
 
 /** A prepared name's words, ready to score. */
@@ -75,38 +78,55 @@ export function scoredTokens(name: PreparedName): ScoredToken[] {
 export type Similarity = (subject: TokenInfo, entity: TokenInfo) => TokenSimilarity;
 
 function align(subject: ScoredToken[], entity: ScoredToken[], similarity: Similarity): NameScore {
-  const candidates: Pair[] = [];
+  const n = subject.length;
+  const m = entity.length;
+  const sims = new Float64Array(n * m);
+  const relations: Relation[] = new Array<Relation>(n * m);
   const patronyms = subject.some((token) => token.patronym) && entity.some((token) => token.patronym);
-  for (let i = 0; i < subject.length; i++) {
-    for (let j = 0; j < entity.length; j++) {
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < m; j++) {
       const found = similarity(subject[i]!.info, entity[j]!.info);
-      const relation = found.relation;
-      const sim = patronyms && subject[i]!.patronym !== entity[j]!.patronym ? found.sim * PATRONYM_MISPLACED : found.sim;
-      if (sim >= MIN_PAIR) candidates.push({ subject: i, entity: j, sim, relation });
+      relations[i * m + j] = found.relation;
+      sims[i * m + j] = patronyms && subject[i]!.patronym !== entity[j]!.patronym ? found.sim * PATRONYM_MISPLACED : found.sim;
     }
   }
   // Best pairs first; among equals, the heavier words, so a name is aligned before a particle.
-  candidates.sort((x, y) => y.sim - x.sim || subject[y.subject]!.weight + entity[y.entity]!.weight - subject[x.subject]!.weight - entity[x.entity]!.weight);
-  const usedSubject = new Uint8Array(subject.length);
-  const usedEntity = new Uint8Array(entity.length);
+  const usedSubject = new Uint8Array(n);
+  const usedEntity = new Uint8Array(m);
   const pairs: Pair[] = [];
-  for (const pair of candidates) {
-    if (usedSubject[pair.subject] || usedEntity[pair.entity]) continue;
-    usedSubject[pair.subject] = 1;
-    usedEntity[pair.entity] = 1;
-    pairs.push(pair);
+  for (;;) {
+    let best = -1;
+    let bestSim = MIN_PAIR;
+    let bestWeight = -1;
+    for (let i = 0; i < n; i++) {
+      if (usedSubject[i]) continue;
+      for (let j = 0; j < m; j++) {
+        const sim = sims[i * m + j]!;
+        if (usedEntity[j] || sim < bestSim) continue;
+        const weight = subject[i]!.weight + entity[j]!.weight;
+        if (sim > bestSim || weight > bestWeight) {
+          best = i * m + j;
+          bestSim = sim;
+          bestWeight = weight;
+        }
+      }
+    }
+    if (best < 0) break;
+    const i = Math.floor(best / m);
+    const j = best % m;
+    usedSubject[i] = 1;
+    usedEntity[j] = 1;
+    pairs.push({ subject: i, entity: j, sim: bestSim, relation: relations[best]! });
   }
-  return { score: coverageScore(subject, entity, pairs), pairs, subject, entity };
+  return { score: coverageScore(subject, entity, pairs, usedSubject, usedEntity), pairs, subject, entity, usedSubject, usedEntity };
 }
 
-function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pair[]): number {
+function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pair[], alignedS: Uint8Array, alignedE: Uint8Array): number {
   if (pairs.length === 0) return 0;
   let pairWeight = 0;
   let pairScore = 0;
   let strong = 0;
   let initials = 0;
-  const alignedS = new Uint8Array(subject.length);
-  const alignedE = new Uint8Array(entity.length);
   for (const pair of pairs) {
     const weightS = subject[pair.subject]!.weight;
     const weightE = entity[pair.entity]!.weight;
@@ -114,8 +134,6 @@ function coverageScore(subject: ScoredToken[], entity: ScoredToken[], pairs: Pai
     const weight = pair.relation === 'initial' ? Math.min(weightS, weightE) : (weightS + weightE) / 2;
     pairWeight += weight;
     pairScore += weight * pair.sim;
-    alignedS[pair.subject] = 1;
-    alignedE[pair.entity] = 1;
     if (pair.sim >= STRONG_PAIR && weightS === 1 && weightE === 1) strong++;
     if (pair.relation === 'initial') initials++;
   }
@@ -145,6 +163,21 @@ function countNames(tokens: ScoredToken[]): number {
   return count;
 }
 
+const joinedCache = new Map<string, TokenInfo>();
+const JOINED_CACHE_SIZE = 50_000;
+
+/** Two words as one, remembered: the same pairs come back screening after screening. */
+function joinedInfo(first: TokenInfo, second: TokenInfo): TokenInfo {
+  const key = `${first.abjad ? '#' : ''}${first.norm} ${second.norm}`;
+  let info = joinedCache.get(key);
+  if (info === undefined) {
+    if (joinedCache.size >= JOINED_CACHE_SIZE) joinedCache.clear();
+    info = tokenInfo(first.norm + second.norm, 'name', first.abjad);
+    joinedCache.set(key, info);
+  }
+  return info;
+}
+
 /**
  * Two neighbouring words of one name written as one word of the other (Abu Bakar / Abubakar,
  * Jin Ping / Jinping): the two are joined when that aligns better.
@@ -154,7 +187,10 @@ function joinNeighbours(side: ScoredToken[], other: ScoredToken[], similarity: S
     const first = side[i]!;
     const second = side[i + 1]!;
     if (first.info.kind === 'initial' || second.info.kind === 'initial') continue;
-    const joined = tokenInfo(first.info.norm + second.info.norm, 'name', first.info.abjad);
+    // Cheap first: a word the pair could be is about as long as both (or, in Arabic script, as many consonants).
+    const length = first.info.norm.length + second.info.norm.length;
+    if (!other.some((token) => token.info.abjad !== first.info.abjad || Math.abs(token.info.norm.length - length) <= 2)) continue;
+    const joined = joinedInfo(first.info, second.info);
     // Without vowels, a short second word can vanish into the first (mhmd + dvd → mhmd).
     if (joined.abjad && joined.skeleton.length <= Math.max(first.info.skeleton.length, second.info.skeleton.length)) continue;
     for (const token of other) {
@@ -166,12 +202,17 @@ function joinNeighbours(side: ScoredToken[], other: ScoredToken[], similarity: S
   return undefined;
 }
 
+function leftOver(score: NameScore, side: 'subject' | 'entity'): boolean {
+  const used = side === 'subject' ? score.usedSubject : score.usedEntity;
+  return score[side].some((token, i) => used[i] === 0 && token.weight >= 0.2);
+}
+
 /** The best alignment of two names' tokens. */
 export function scoreNames(subject: ScoredToken[], entity: ScoredToken[], similarity: Similarity = compareTokens): NameScore {
   let best = align(subject, entity, similarity);
   if (best.score >= 0.999) return best;
-  const alignedAll = best.pairs.length === Math.min(subject.length, entity.length) && subject.length === entity.length;
-  if (alignedAll) return best;
+  // Joining helps only where a name keeps a word: one side's two for the other's one.
+  if (!leftOver(best, 'subject') && !leftOver(best, 'entity')) return best;
   const joinedSubject = joinNeighbours(subject, entity, similarity);
   if (joinedSubject) {
     const other = align(joinedSubject, entity, similarity);

@@ -1,7 +1,7 @@
 import type { EntityMatch, EntitySchema, IndexedEntity, ScreeningSubject } from '../entity.js';
 import { explain } from './explain.js';
 import { entityKeys, queryKeys } from './keys.js';
-import { prepareName, type TokenKind } from './normalize.js';
+import { prepareName, type PreparedName, type TokenKind } from './normalize.js';
 import { IDENTIFIER_SCORE, identifierKeys, MAX_BOOST, qualify } from './qualifiers.js';
 import { KIND_WEIGHT, ONE_WORD_FACTOR, scoredTokens, scoreNames, SUBJECT_WORD_COST, type ScoredToken } from './score.js';
 import { compareTokens, tokenInfo, type TokenInfo, type TokenSimilarity } from './similarity.js';
@@ -16,6 +16,12 @@ import { DEFAULT_THRESHOLD } from './threshold.js';
  */
 
 const MIN_CANDIDATE_SIM = 0.5;
+/**
+ * The likeness of the subject's words a name holds stands for the aligned words' likeness, which
+ * also weighs the listed words: this much is added so that no name that could reach the threshold
+ * is left out.
+ */
+const BOUND_SLACK = 0.03;
 /** Full scoring stops after this many names, best first by what they share with the subject. */
 const MAX_SCORED_NAMES = 5000;
 /** Words that find candidates: the others (titles are gone; particles, legal forms) only score. */
@@ -64,7 +70,7 @@ export class ScreeningIndex {
   private readonly postingStart: Uint32Array;
   private readonly postings: Uint32Array;
   /** Per-name counters of one screening, kept between screenings (zeroed after use). */
-  private scratch: { covered: Float32Array; words: Uint8Array; seen: Uint8Array } | undefined;
+  private scratch: { covered: Float32Array; alike: Float32Array; best: Float32Array; words: Uint8Array } | undefined;
 
   constructor(entities: Iterable<IndexedEntity>) {
     this.entities = [...entities];
@@ -122,7 +128,7 @@ export class ScreeningIndex {
   }
 
   private intern(norm: string, kind: TokenKind, abjad: boolean, syllable = false): number {
-    const key = `${kind[0]}${abjad ? '#' : ''}${syllable ? '^' : ''}${norm}`;
+    const key = wordKey(norm, kind, abjad, syllable);
     let id = this.wordIds.get(key);
     if (id !== undefined) return id;
     id = this.words.length;
@@ -166,6 +172,15 @@ export class ScreeningIndex {
     return out;
   }
 
+  /** A listed name's words as the index holds them, with the words as written. */
+  private displayed(name: PreparedName): ScoredToken[] {
+    return name.tokens.map((token) => {
+      const id = this.wordIds.get(wordKey(token.norm, token.kind, name.abjad, token.syllable === true));
+      const info = id === undefined ? tokenInfo(token.norm, token.kind, name.abjad, token.syllable) : this.words[id]!;
+      return { info, display: token.display, weight: KIND_WEIGHT[token.kind], ...(token.patronym ? { patronym: true } : {}) };
+    });
+  }
+
   private nameText(n: number): string {
     const entity = this.entities[this.nameEntity[n]!]!;
     const alias = this.nameAlias[n]!;
@@ -182,11 +197,12 @@ export class ScreeningIndex {
     const admits = (e: number): boolean => this.entitySchema[e] === schemaCode && (allowed === undefined || allowed.has(this.entitySource[e]!));
 
     const best = new Map<number, { score: number; name: number; subjectName: number }>();
-    const subjectNames = subject.names.map((name) => scoredTokens(prepareName(name, schema)));
-    for (let s = 0; s < subjectNames.length; s++) {
-      const tokens = subjectNames[s]!;
+    const subjectNames = subject.names.map((name) => prepareName(name, schema));
+    const subjectTokens = subjectNames.map((name) => scoredTokens(name));
+    const similarity = memoSimilarity();
+    for (let s = 0; s < subjectTokens.length; s++) {
+      const tokens = subjectTokens[s]!;
       if (tokens.length === 0) continue;
-      const similarity = memoSimilarity();
       for (const n of this.candidates(tokens, threshold, admits, similarity)) {
         const { score } = scoreNames(tokens, this.nameTokens(n), similarity);
         const e = this.nameEntity[n]!;
@@ -213,12 +229,14 @@ export class ScreeningIndex {
     return matches.slice(0, limit).map((match) => {
       const entity = this.entities[match.e]!;
       const matchedName = match.name === undefined ? entity.name : this.nameText(match.name);
-      return {
-        entity,
-        score: Math.round(match.score * 1000) / 1000,
-        matchedName,
-        explanation: explain(subject.names[match.subjectName] ?? '', matchedName, schema, match.notes),
-      };
+      const listed = prepareName(matchedName, schema);
+      const explained = explain(
+        { text: subject.names[match.subjectName] ?? '', titles: subjectNames[match.subjectName]?.titles ?? [], tokens: subjectTokens[match.subjectName] ?? [] },
+        { text: matchedName, titles: listed.titles, tokens: this.displayed(listed) },
+        match.notes,
+        similarity,
+      );
+      return { entity, score: Math.round(match.score * 1000) / 1000, matchedName, explanation: explained };
     });
   }
 
@@ -239,16 +257,14 @@ export class ScreeningIndex {
   private candidates(tokens: ScoredToken[], threshold: number, admits: (e: number) => boolean, similarity: MemoSimilarity): number[] {
     const names = this.nameEntity.length;
     if (this.scratch === undefined || this.scratch.covered.length < names) {
-      this.scratch = { covered: new Float32Array(names), words: new Uint8Array(names), seen: new Uint8Array(names) };
+      this.scratch = { covered: new Float32Array(names), alike: new Float32Array(names), best: new Float32Array(names), words: new Uint8Array(names) };
     }
-    const { covered, words, seen } = this.scratch;
+    const { covered, alike, best, words } = this.scratch;
     const touched: number[] = [];
-    let subjectTotal = 0;
     let finderTotal = 0;
     let subjectWords = 0;
     let initials = false;
     for (const token of tokens) {
-      subjectTotal += token.weight;
       if (FINDING_KINDS.has(token.info.kind)) finderTotal += token.weight;
       if (token.weight === 1) subjectWords++;
       if (token.info.kind === 'initial') initials = true;
@@ -269,36 +285,38 @@ export class ScreeningIndex {
         for (const w of this.keys.get(key) ?? []) {
           if (compared.has(w)) continue;
           compared.add(w);
-          if (similarity(token.info, this.words[w]!).sim < MIN_CANDIDATE_SIM) continue;
+          const sim = similarity(token.info, this.words[w]!).sim;
+          if (sim < MIN_CANDIDATE_SIM) continue;
           for (let p = this.postingStart[w]!; p < this.postingStart[w + 1]!; p++) {
             const n = this.postings[p]!;
-            if (seen[n]) continue;
-            seen[n] = 1;
-            local.push(n);
+            if (best[n] === 0) local.push(n);
+            if (sim > best[n]!) best[n] = sim;
           }
         }
       }
       for (const n of local) {
-        if (covered[n] === 0 && words[n] === 0) touched.push(n);
+        if (covered[n] === 0) touched.push(n);
         covered[n]! += token.weight;
+        alike[n]! += token.weight * best[n]!;
         words[n] = Math.min(255, words[n]! + count);
-        seen[n] = 0;
+        best[n] = 0;
       }
     }
-    // The most a name can score: every subject word it might hold aligned exactly, the others
-    // (and initials, particles, legal forms, which find nothing) costing what they cost.
-    const assumed = subjectTotal - finderTotal;
+    // The most a name can score: its words' likeness to the subject's where they are alike, the
+    // subject's words it lacks costing what they cost (initials, particles and legal forms, which
+    // find nothing, assumed present).
     const factor = initials ? 0.9 : ONE_WORD_FACTOR;
     const kept: number[] = [];
     for (const n of touched) {
-      const missing = Math.max(0, subjectTotal - assumed - covered[n]!);
-      let bound = 1 - SUBJECT_WORD_COST * missing;
+      const missing = Math.max(0, finderTotal - covered[n]!);
+      let bound = alike[n]! / covered[n]! + BOUND_SLACK - SUBJECT_WORD_COST * missing;
       if (words[n]! <= 1 && subjectWords >= 2) bound *= factor;
-      if (bound + MAX_BOOST >= threshold - 1e-6 && admits(this.nameEntity[n]!)) kept.push(n);
+      if (bound + MAX_BOOST >= threshold && admits(this.nameEntity[n]!)) kept.push(n);
     }
-    kept.sort((a, b) => covered[b]! - covered[a]!);
+    kept.sort((a, b) => alike[b]! - alike[a]!);
     for (const n of touched) {
       covered[n] = 0;
+      alike[n] = 0;
       words[n] = 0;
     }
     return kept.length > MAX_SCORED_NAMES ? kept.slice(0, MAX_SCORED_NAMES) : kept;
@@ -309,6 +327,10 @@ export class ScreeningIndex {
 const JOINED = 0x80000000;
 const PATRONYM = 0x40000000;
 const WORD_MASK = 0x3fffffff;
+
+function wordKey(norm: string, kind: TokenKind, abjad: boolean, syllable: boolean): string {
+  return `${kind[0]}${abjad ? '#' : ''}${syllable ? '^' : ''}${norm}`;
+}
 
 type MemoSimilarity = (a: TokenInfo, b: TokenInfo) => TokenSimilarity;
 

@@ -1,6 +1,6 @@
 import { doubleMetaphone } from 'double-metaphone';
 import type { TokenKind } from './normalize.js';
-import { CROSS_STRENGTH, familyOf, isCrossPair, shortFormStrength } from './variants.js';
+import { affixOf, CROSS_STRENGTH, familyOf, isCrossPair, shortFormStrength, type Affix } from './variants.js';
 
 /**
  * How alike two name words are, and why: the same word, spellings of one name (a family or the
@@ -20,10 +20,14 @@ export interface TokenInfo {
   familyStrength: number;
   /** Spelling folded: vowels and digraphs that transliterations vary on (kh/h, ou/u, e/i, o/u). */
   fold: string;
+  /** The family's canonical spelling, folded. */
+  canonFold: string;
   /** Consonants only, for Arabic-script names (mhmd for Muhammad). */
   skeleton: string;
   /** Double Metaphone primary code. */
   metaphone: string;
+  /** Its Yoruba/Igbo prefix or suffix, if any. */
+  affix: Affix | undefined;
 }
 
 export type Relation = 'exact' | 'variant' | 'short' | 'cross' | 'script' | 'spelling' | 'initial' | 'none';
@@ -52,18 +56,21 @@ export function foldSpelling(norm: string): string {
   return folded.replace(/(.)\1+/g, '$1');
 }
 
-/** Consonants, as Arabic script writes a name without its short vowels. */
+/**
+ * Consonants, as Arabic script writes a name without its short vowels (mhmd for Muhammad), after
+ * a mark of whether the name starts with a vowel: Ahmad (أحمد) and Hamid (حامد) share h-m-d.
+ */
 export function consonantSkeleton(norm: string): string {
-  return foldSpelling(norm)
-    .replace(/[aeiouwyv'`]/g, '')
-    .replace(/(.)\1+/g, '$1');
+  const folded = foldSpelling(norm);
+  const initial = /^[aeiou]/.test(folded) ? 'V' : '';
+  return initial + folded.replace(/[aeiouwyv]/g, '').replace(/(.)\1+/g, '$1');
 }
 
 export function tokenInfo(norm: string, kind: TokenKind, abjad: boolean, syllable = false): TokenInfo {
   const family = kind === 'name' ? familyOf(norm) : undefined;
   let skeleton = consonantSkeleton(norm);
-  // Arabic script joins the article to the word: الرحمن → lrhmn.
-  if (abjad && skeleton.length >= 4 && skeleton.startsWith('l')) skeleton = skeleton.slice(1);
+  // Arabic script joins the article to the word: الرحمن → alrhmn.
+  if (abjad && skeleton.length >= 5 && skeleton.startsWith('Vl')) skeleton = consonantSkeleton(norm.slice(2));
   return {
     norm,
     kind,
@@ -72,30 +79,38 @@ export function tokenInfo(norm: string, kind: TokenKind, abjad: boolean, syllabl
     canon: family?.canon ?? norm,
     familyStrength: family?.strength ?? 1,
     fold: foldSpelling(norm),
+    canonFold: family ? foldSpelling(family.canon) : '',
     skeleton,
     metaphone: /^[a-z]+$/.test(norm) ? doubleMetaphone(norm)[0] : norm,
+    affix: kind === 'name' ? affixOf(norm) : undefined,
   };
 }
+
+const ROWS: [Int32Array, Int32Array, Int32Array] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
 
 /** Damerau-Levenshtein distance (optimal string alignment), with an early exit past `limit`. */
 export function editDistance(a: string, b: string, limit = Infinity): number {
   if (a === b) return 0;
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let before = new Array<number>(b.length + 1).fill(0);
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  let current = new Array<number>(b.length + 1).fill(0);
+  if (b.length >= 64) return editDistance(a.slice(0, 63), b.slice(0, 63), limit);
+  // Rows reused between calls: this runs for every pair of words compared.
+  let [before, previous, current] = ROWS;
+  for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
     current[0] = i;
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let best = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2]! + 1);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) best = Math.min(best, before[j - 2]! + 1);
       current[j] = best;
       if (best < rowMin) rowMin = best;
     }
     if (rowMin > limit) return limit + 1;
-    [before, previous, current] = [previous, current, before];
+    const spare = before;
+    before = previous;
+    previous = current;
+    current = spare;
   }
   return previous[b.length]!;
 }
@@ -123,12 +138,13 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
   if (a.syllable && b.syllable) return NONE;
   if (a.canon === b.canon) return { sim: Math.min(a.familyStrength, b.familyStrength, 0.95), relation: 'variant' };
   if (isCrossPair(a.canon, b.canon)) return { sim: CROSS_STRENGTH, relation: 'cross' };
-  const short = shortFormStrength(a.norm, b.norm);
+  const short = shortFormStrength(a.norm, a.affix, b.norm, b.affix);
   if (short > 0) return { sim: short, relation: short >= 0.95 ? 'variant' : 'short' };
   if (a.abjad !== b.abjad) {
     if (a.syllable || b.syllable) return NONE;
     if (a.skeleton.length === 0 || b.skeleton.length === 0) return NONE;
-    if (a.skeleton === b.skeleton) return { sim: 0.88, relation: 'script' };
+    // Without short vowels, one skeleton is several names (Mahmud, Muhammad: mhmd): a likely match, no more.
+    if (a.skeleton === b.skeleton) return { sim: 0.85, relation: 'script' };
     const distance = editDistance(a.skeleton, b.skeleton, 1);
     return distance === 1 && Math.min(a.skeleton.length, b.skeleton.length) >= 3 ? { sim: 0.72, relation: 'script' } : NONE;
   }
@@ -139,7 +155,7 @@ export function compareTokens(a: TokenInfo, b: TokenInfo): TokenSimilarity {
   }
   // Folded and as written: folding kh to h turns a transposed Lakhal into two edits.
   let sim = Math.max(spellingSimilarity(a.fold, b.fold), spellingSimilarity(a.norm, b.norm) - 0.02);
-  if (a.canon !== a.norm || b.canon !== b.norm) sim = Math.max(sim, spellingSimilarity(foldSpelling(a.canon), foldSpelling(b.canon)) - 0.03);
+  if (a.canonFold !== '' || b.canonFold !== '') sim = Math.max(sim, spellingSimilarity(a.canonFold || a.fold, b.canonFold || b.fold) - 0.03);
   if (sim < 0.8 && a.metaphone === b.metaphone && a.norm[0] === b.norm[0] && Math.min(a.norm.length, b.norm.length) >= 5) sim = Math.max(sim, 0.75);
   return sim > 0 ? { sim, relation: 'spelling' } : NONE;
 }

@@ -7,9 +7,9 @@
 
 /** One family per line, the canonical spelling first. Strength 0.95: a spelling of the same name. */
 const FAMILIES = `
-muhammad mohammed mohammad muhammed mohamed mohamad muhamad muhamed mouhamed mohammod mohamud muhammadu mamman mohd muhd mahammad
+muhammad mohammed mohammad muhammed mohamed mohamad muhamad muhamed mouhamed mohammod muhammadu mamman mohd muhd mahammad
 ahmad ahmed ahmadu amadu ahmet achmed ahamed
-mahmud mahmoud mahmood mamuda mahmudu
+mahmud mahmoud mahmood mamuda mahmudu mohamud
 abubakar abubakr abubaker abubakari abubakir aboubakar boubacar abubakre
 abdullahi abdullah abdallah abdulahi abdoulaye abdalla abdulla abdallahi abdullaah
 yusuf yusuph yusufu yousef yousuf youssef yussuf yusif yusof yussif
@@ -189,9 +189,7 @@ export function affixOf(token: string): Affix | undefined {
  * Chidi = Chukwudi, Ifeanyi = Ifeanyichukwu. Two long forms with different prefixes (Adeyemi,
  * Oluyemi) are different names. Returns the strength, or 0.
  */
-export function shortFormStrength(a: string, b: string): number {
-  const affixA = affixOf(a);
-  const affixB = affixOf(b);
+export function shortFormStrength(a: string, affixA: Affix | undefined, b: string, affixB: Affix | undefined): number {
   if (affixA && affixB) {
     if (affixA.group !== affixB.group) return 0;
     if (affixA.stem === affixB.stem) return VARIANT_STRENGTH;
