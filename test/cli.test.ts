@@ -173,7 +173,11 @@ describe('vouch CLI', () => {
     const result = await offline.testIdentities;
     expect(result.code, result.stderr).toBe(0);
     const identities = JSON.parse(result.stdout) as Record<string, Record<string, unknown>>;
-    expect(Object.keys(identities).sort()).toEqual(['bvn', 'cac', 'drivers_license', 'nin', 'tin', 'vin', 'vnin']);
+    expect(Object.keys(identities).sort()).toEqual(['bvn', 'cac', 'drivers_license', 'nin', 'screening', 'tin', 'vin', 'vnin']);
+    // Beside the identities, the screening sandbox's fixed subjects: what each finds.
+    const subjects = identities.screening as unknown as { subject: { name: string }; finds: string }[];
+    expect(subjects.map((entry) => entry.subject.name)).toContain('Sandbox Clear Person');
+    expect(subjects.find((entry) => entry.subject.name === 'Musa Adamu Karfe')?.finds).toMatch(/sanctions hit/);
     expect(identities.bvn?.bvn).toBe('22345678901');
     expect(identities.nin?.nin).toMatch(/^\d{11}$/);
     expect(identities.vnin?.vNin).toMatch(/^\w{16}$/);
