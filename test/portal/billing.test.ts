@@ -252,7 +252,7 @@ describe('prices', () => {
     expect(before).toContainEqual({ type: 'bvn_basic', label: 'BVN lookup (basic)', amount: 2_500, custom: false });
     expect(before.map((p: { type: string }) => p.type)).toEqual([
       'bvn_basic', 'bvn_premium', 'bvn_match', 'nin', 'nin_phone', 'vnin', 'drivers_license', 'vin', 'cac', 'tin', 'biometrics',
-      'address', 'address_marketplace', 'business', 'guarantor', 'employment', 'session',
+      'address', 'address_marketplace', 'business', 'guarantor', 'employment', 'session', 'screening', 'screening_monitoring',
     ]);
     await setPrice(ctx.database.db, 'cac', 12_345);
     try {
