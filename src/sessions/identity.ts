@@ -1,4 +1,6 @@
 import type { Registry } from '../identities/registry/registry.js';
+import { personSubject } from '../identities/screening.js';
+import type { CreateScreeningBody } from '../screening/schemas.js';
 import { fieldMatches, renderBvn, renderDriversLicense, renderNin, renderVnin } from '../identities/render.js';
 import type { PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { ID_TYPE_RULES } from './input.js';
@@ -26,29 +28,14 @@ export interface PersonRecord {
 }
 
 /**
- * The person as the screening of a session sees them: the registry's names, and its date of birth
- * (DD-MM-YYYY in the records) and gender when it has them. Nationality is given only when the
- * record says Nigerian: the registries write it as a word, not a code.
+ * The person as the screening of a session sees them: the registry's record as a lookup's
+ * screening reads it (names, date of birth, gender; src/identities/screening.ts), and nationality
+ * NG when the record says Nigerian: the registries write it as a word, not a code.
  */
-export function screeningSubjectOf(record: PersonRecord): ScreeningPersonBody {
-  const subject: ScreeningPersonBody = { type: 'person', firstname: record.firstname, lastname: record.lastname };
-  if (record.middlename?.trim()) subject.middlename = record.middlename;
-  const dob = /^(\d{2})-(\d{2})-(\d{4})$/.exec(record.birthdate?.trim() ?? '');
-  if (dob) subject.dob = `${dob[3]}-${dob[2]}-${dob[1]}`;
-  const gender = record.gender?.trim().toLowerCase();
-  if (gender === 'male' || gender === 'female') subject.gender = gender;
+export function screeningSubjectOf(record: PersonRecord): CreateScreeningBody['subject'] {
+  const subject = personSubject(record) ?? { type: 'person', firstname: record.firstname, lastname: record.lastname };
   if (/^nigeria(n)?$/i.test(record.nationality?.trim() ?? '')) subject.nationality = 'NG';
   return subject;
-}
-
-export interface ScreeningPersonBody {
-  type: 'person';
-  firstname: string;
-  middlename?: string;
-  lastname: string;
-  dob?: string;
-  gender?: 'male' | 'female';
-  nationality?: string;
 }
 
 const RISK_FIELDS: Record<RiskLevel, readonly ('firstname' | 'lastname' | 'dob')[]> = {
