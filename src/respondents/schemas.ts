@@ -37,7 +37,7 @@ export const CompleteBody = Type.Object({
 });
 
 /** Error responses of the workflow routes, all style A. */
-export function workflowErrors(...codes: (400 | 401 | 402 | 403 | 404 | 409 | 429)[]) {
+export function workflowErrors(...codes: (400 | 401 | 402 | 403 | 404 | 409 | 429 | 503)[]) {
   const out: Record<number, typeof ErrorA> = { 401: ErrorA, 500: ErrorA };
   for (const code of codes) out[code] = ErrorA;
   return out;

@@ -41,7 +41,7 @@ export async function screeningRoutes(parent: FastifyInstance, { db, service }: 
           'A monitored screening with the reference of a monitored one of this account and mode replaces it: the older one stops being monitored. 503 while the operator has loaded no list.',
         security,
         body: CreateScreeningBody,
-        response: { 201: success(ScreeningRecord), ...workflowErrors(400, 402) },
+        response: { 201: success(ScreeningRecord), ...workflowErrors(400, 402, 503) },
       },
       preValidation: async (request) => {
         request.body ??= {} as never;

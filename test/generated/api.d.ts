@@ -6831,6 +6831,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error, style A */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "error";
+                        code: string;
+                        message: string;
+                    };
+                };
+            };
         };
     };
     getScreening: {

@@ -268,3 +268,25 @@ describe('screenings API', () => {
     });
   });
 });
+
+describe('screenings API before the operator loads a list', () => {
+  let t: TestContext;
+  let http: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    t = await buildTestContext({ webhookUrl: NOWHERE_WEBHOOK_URL });
+    http = client(t.app);
+  });
+  afterAll(() => t.close());
+
+  it('a live screening is 503 in style A, nothing charged or stored; test mode screens the sandbox list', async () => {
+    const org = await t.org({ fund: PRICE });
+    const refused = expectStyleA(await http.post(BASE, org.liveSecret, person('Garba Danladi Yusufari')), 503, 'SERVICE_UNAVAILABLE');
+    expect(refused.message).toMatch(/vouch lists import/);
+    expect(await balanceOf(t.database.db, org.id)).toBe(PRICE);
+    expect((await http.get(BASE, org.liveSecret)).json().data).toEqual([]);
+    const sandbox = await http.post(BASE, org.testSecret, person('Musa Adamu Karfe'));
+    expect(sandbox.statusCode).toBe(201);
+    expect(sandbox.json().data.status.status).toBe('PENDING_REVIEW');
+  });
+});
