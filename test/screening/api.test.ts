@@ -229,6 +229,19 @@ describe('screenings API', () => {
       expectStyleA(await http.get(`${BASE}/abc`, org.testSecret), 400, 'VALIDATION_ERROR');
     });
 
+    it('an id that is not a plain number (NUL, encoded slashes and dots, signs, huge) is 400 or 404 in style A and touches nothing', async () => {
+      const org = await t.org();
+      const created = (await http.post(BASE, org.testSecret, { ...person('Musa Adamu Karfe'), monitor: true })).json().data;
+      const ids = [`${created.id}%00`, '%00', '%2e%2e', `..%2F${created.id}`, `${created.id}%2F..`, `${created.id}%2f`, '-1', '1.5', '0x1', '1e3', '%20' + created.id, '99999999999999999999999'];
+      for (const id of ids) {
+        for (const answer of [await http.get(`${BASE}/${id}`, org.testSecret), await http.del(`${BASE}/${id}`, org.testSecret)]) {
+          expect([400, 404], `${answer.statusCode} for ${id}`).toContain(answer.statusCode);
+          expectStyleA(answer, answer.statusCode, answer.statusCode === 400 ? 'VALIDATION_ERROR' : 'NOT_FOUND_ERROR');
+        }
+      }
+      expect((await http.get(`${BASE}/${created.id}`, org.testSecret)).json().data).toMatchObject({ id: created.id, monitored: true });
+    });
+
     it('lists newest first with the family pagination envelope; modes and organizations never mix', async () => {
       const org = await t.org();
       for (let i = 0; i < 3; i++) await http.post(BASE, org.testSecret, { ...person('Sandbox Clear Person'), reference: `s-${i}` });
