@@ -235,7 +235,7 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   const fileStore = openFileStore(config, database.protection);
   const urls = fileUrls(await loadSigningKey(database.db), config.publicUrl);
   await app.register(addressRoutes, { db: database.db, urls });
-  await app.register(businessRoutes, { db: database.db, urls, registry: (mode) => lookups.registry(mode) });
+  await app.register(businessRoutes, { db: database.db, urls, registry: (mode) => lookups.registry(mode), screening: screening.service });
   const fieldSources = [addressTaskSource(urls), businessTaskSource(urls)];
   await app.register(agentRoutes, { db: database.db, store: fileStore, sources: fieldSources });
   await app.register(fileRoutes, { db: database.db, store: fileStore, urls });

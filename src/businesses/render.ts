@@ -1,6 +1,7 @@
 import { coordinate, photoUrls, renderApplicant, renderNeighbor, timestamp, type ApplicantView } from '../agents/render.js';
 import type { Neighbor } from '../agents/visit.js';
 import type { FileUrls } from '../files/urls.js';
+import type { LookupScreeningData } from '../identities/screening.js';
 import type { StatusTriple } from '../platform/state-machine.js';
 import { BUSINESS_MACHINE } from './states.js';
 import type { AddressSource, BusinessRow } from './tables.js';
@@ -42,13 +43,17 @@ export interface BusinessRecord {
   addressSource: AddressSource;
   flaggedForReview: boolean;
   reviewReason: string;
+  /** The screening of the company made at creation (organizations that screen business verifications). */
+  screeningId?: number;
+  /** Only in the create answer: that screening's outcome, or why none was made. */
+  screening?: LookupScreeningData;
 }
 
 /** The columns a record is rendered from: lists select only these. */
 export const BUSINESS_RECORD_COLUMNS = [
   'id', 'reference', 'applicant', 'name', 'type', 'rc_number', 'can_contact_poc', 'findings', 'created_at', 'completed_at',
   'latitude', 'longitude', 'photo_ids', 'neighbor', 'status', 'reason', 'city', 'street', 'landmark', 'lga', 'state', 'country',
-  'address_source', 'flagged_for_review', 'review_reason',
+  'address_source', 'flagged_for_review', 'review_reason', 'screening_id',
 ] as const satisfies readonly (keyof BusinessRow)[];
 
 export type BusinessRecordRow = Pick<BusinessRow, (typeof BUSINESS_RECORD_COLUMNS)[number]>;
@@ -88,5 +93,6 @@ export function renderBusiness(row: BusinessRecordRow, urls: FileUrls | undefine
     reviewReason: row.review_reason ?? '',
   };
   if (findings.isCorrectBusinessName !== undefined) record.isCorrectBusinessName = findings.isCorrectBusinessName;
+  if (row.screening_id !== null) record.screeningId = Number(row.screening_id);
   return record;
 }

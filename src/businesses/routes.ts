@@ -12,14 +12,15 @@ import { recordUsage } from '../platform/billing.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import type { Registry } from '../identities/registry/registry.js';
 import { ApiError } from '../platform/errors.js';
+import type { ScreeningService } from '../screening/service.js';
 import { keepAnswer } from '../platform/idempotency.js';
 import { listEnvelope, PageQuery, parsePage } from '../platform/pagination.js';
 import * as S from './schemas.js';
+import { createBusinessMaybeScreened } from './screening.js';
 import {
   applyBusinessTransition,
   BUSINESS_BILLABLES,
   checkBusinessRequest,
-  createBusinessVerification,
   getBusinessVerification,
   listBusinessVerifications,
   locateBusiness,
@@ -39,9 +40,11 @@ export interface BusinessRoutesOptions {
   urls: FileUrls;
   /** The corporate registry of each mode (the CAC lookup's): where a request without an address finds the company's. */
   registry: (mode: Mode) => Registry;
+  /** Screens the company of each new verification, for organizations that ask (src/businesses/screening.ts). */
+  screening?: Pick<ScreeningService, 'create'> | undefined;
 }
 
-export async function businessRoutes(parent: FastifyInstance, { db, urls, registry }: BusinessRoutesOptions): Promise<void> {
+export async function businessRoutes(parent: FastifyInstance, { db, urls, registry, screening }: BusinessRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', requireAuth(db));
   const security = [{ bearer: [] }];
@@ -57,7 +60,7 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls, regist
           operationId: 'createBusinessVerification',
           summary: 'Create a business verification (a field agent visits; a webhook reports completion)',
           description:
-            'Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found or not placeable, one 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own, but a business found there and cancelled before its visit keeps the cac price.',
+            'Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found or not placeable, one 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own, but a business found there and cancelled before its visit keeps the cac price. An organization that screens every business verification (portal: Screenings) has the company screened in the same transaction (charged at the screening price live), and the answer carries `screening` and `screeningId`; a screening that cannot be made leaves `screening.status` `NOT_SCREENED` and the verification is still created.',
           security,
           body: S.CreateBusinessBody,
           response: { 200: success(S.BusinessRecord), ...errorsA(400, 401, 402, 409), 503: ErrorA },
@@ -71,12 +74,8 @@ export async function businessRoutes(parent: FastifyInstance, { db, urls, regist
           // Outside the transaction: an upstream may take seconds, and holds no connection meanwhile.
           if (!checked.place) await requireBusinessFunds(db, scope);
           const located = await locateBusiness(checked, registry(auth.mode));
-          // The Idempotency-Key's answer commits with the record and its charge (docs/idempotency.md).
-          return await db.transaction().execute(async (trx) => {
-            const answer = { status: 'success' as const, data: await createBusinessVerification(trx, scope, located, { chargeable: true }) };
-            await keepAnswer(trx, request, reply, answer);
-            return answer;
-          });
+          // The Idempotency-Key's answer commits with the record, its charge and its screening (docs/idempotency.md).
+          return await createBusinessMaybeScreened(db, screening, auth, located, (trx, answer) => keepAnswer(trx, request, reply, answer));
         } catch (err) {
           if (err instanceof ApiError && err.code === 'PAYMENT_REQUIRED') {
             await recordUsage(db, { ...scope, billable: BUSINESS_BILLABLES.business, subject: 'create' }, 'insufficient_funds');

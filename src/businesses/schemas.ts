@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ApplicantBody, ApplicantRecord, LooseBoolean, Opt, PlaceFields, Str, VisitFields } from '../agents/schemas.js';
 import { ConsentBody } from '../consent/consent.js';
+import { LookupScreening } from '../identities/screening.js';
 import { BUSINESS_ID_TYPES } from './service.js';
 
 export const BusinessRecord = Type.Object({
@@ -27,6 +28,12 @@ export const BusinessRecord = Type.Object({
     description:
       'Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company\'s registered head office, found by rcNumber when the request sent no address)',
   }),
+  screeningId: Opt(Type.Integer({ description: 'The screening of the company made at creation (GET /v1/verifications/screenings/:id), for organizations that screen every business verification (addition to the spec)' })),
+  screening: Opt(
+    Type.Object(LookupScreening.properties, {
+      description: 'Only in the create answer, for organizations that screen every business verification: the screening of the company, or NOT_SCREENED and why (addition to the spec)',
+    }),
+  ),
 });
 
 export const CreateBusinessBody = Type.Object({

@@ -57,6 +57,8 @@ export interface CreateBusinessOptions {
   chargeable: boolean;
   now?: Date;
   generateReference?: () => string;
+  /** The screening of the company made in the same transaction (src/businesses/screening.ts). */
+  screeningId?: number;
 }
 
 export const generateBusinessReference = () => `biz_${randomBytes(10).toString('hex')}`;
@@ -188,6 +190,7 @@ export async function createBusinessVerification(
         can_contact_poc: checked.canContactPoc,
         ...checked.place,
         address_source: checked.addressSource,
+        screening_id: options.screeningId ?? null,
         charged,
         ...consentColumns(checked.consent),
         created_at: now,

@@ -8,6 +8,8 @@ export interface BusinessVerificationsTable extends FieldVisitColumns {
   can_contact_poc: ColumnType<boolean, boolean | undefined, never>;
   findings: ColumnType<BusinessFindings | null, string | null | undefined, string | null>;
   address_source: ColumnType<AddressSource, AddressSource | undefined, never>;
+  /** The screening of the company made at creation, when the organization screens business verifications (0049). */
+  screening_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Where the visited address came from: the request, or the company's head office in the corporate registry. */

@@ -10,13 +10,15 @@ import { organizationScreening, setOrganizationScreening } from './organization-
 
 const ScreeningSetting = Type.Object({
   sessions: Type.Boolean({ description: 'Screen the person of every verification session (unless the session asks checks.screening: false)' }),
-  lookups: Type.Boolean({ description: 'Screen the person of every identity lookup that finds one' }),
+  lookups: Type.Boolean({ description: 'Screen the person or company of every identity lookup that finds one' }),
+  businesses: Type.Boolean({ description: 'Screen the company of every business verification when it is created' }),
 });
 
 const ScreeningSettingBody = Type.Object(
   {
     sessions: Type.Boolean({ description: 'Screen the person of every verification session' }),
-    lookups: Type.Boolean({ description: 'Screen the person of every identity lookup' }),
+    lookups: Type.Boolean({ description: 'Screen the person or company of every identity lookup' }),
+    businesses: Type.Optional(Type.Boolean({ description: 'Screen the company of every business verification when it is created; left out: unchanged' })),
   },
   { additionalProperties: false },
 );
@@ -49,7 +51,7 @@ export async function screeningSettingRoutes(parent: FastifyInstance, { db }: { 
       schema: {
         tags,
         operationId: 'portalGetScreeningSetting',
-        summary: "Whether the organization's verification sessions and identity lookups screen their person",
+        summary: "Whether the organization's verification sessions, identity lookups and business verifications screen their person or company",
         security: sessionSecurity,
         params: OrgParams,
         response: { 200: ScreeningSetting, ...portalErrors(401, 404) },
@@ -65,8 +67,8 @@ export async function screeningSettingRoutes(parent: FastifyInstance, { db }: { 
       schema: {
         tags,
         operationId: 'portalSetScreeningSetting',
-        summary: 'Turn screening of every verification session and every identity lookup on or off (owners and admins)',
-        description: 'Both switches are sent. Read at each new session and lookup: no restart. Audited with the setting before and after.',
+        summary: 'Turn screening of every verification session, identity lookup and business verification on or off (owners and admins)',
+        description: '`sessions` and `lookups` are sent; `businesses` left out stays as it is. Read at each new session, lookup and business verification: no restart. Audited with the setting before and after.',
         security: sessionSecurity,
         params: OrgParams,
         body: ScreeningSettingBody,
@@ -75,7 +77,7 @@ export async function screeningSettingRoutes(parent: FastifyInstance, { db }: { 
     },
     async (request) => {
       const person = request.portal.person;
-      return setOrganizationScreening(db, request.member.orgId, { sessions: request.body.sessions, lookups: request.body.lookups }, { kind: 'member', personId: person.id });
+      return setOrganizationScreening(db, request.member.orgId, request.body, { kind: 'member', personId: person.id });
     },
   );
 }

@@ -268,7 +268,7 @@ export interface paths {
         put?: never;
         /**
          * Create a business verification (a field agent visits; a webhook reports completion)
-         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found or not placeable, one 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own, but a business found there and cancelled before its visit keeps the cac price.
+         * @description Answers 200 (spec). Live mode charges the business price (402 when the wallet is short). A reference already used by this account in this mode is 409, and nothing is charged. `businessName`/`businessType` and string booleans are accepted. With an `rcNumber` and no `street`, `lga` or `state`, the company is looked up in the corporate registry and its registered head office is visited (`addressSource: "corporate_registry"`; its name too when none is sent); not found or not placeable, one 400 naming the missing fields; the registry unreachable, 503 with Retry-After. The lookup is not charged on its own, but a business found there and cancelled before its visit keeps the cac price. An organization that screens every business verification (portal: Screenings) has the company screened in the same transaction (charged at the screening price live), and the answer carries `screening` and `screeningId`; a screening that cannot be made leaves `screening.status` `NOT_SCREENED` and the verification is still created.
          */
         post: operations["createBusinessVerification"];
         delete?: never;
@@ -3791,6 +3791,18 @@ export interface operations {
                             country: string;
                             /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
                             addressSource: "applicant" | "corporate_registry";
+                            /** @description The screening of the company made at creation (GET /v1/verifications/screenings/:id), for organizations that screen every business verification (addition to the spec) */
+                            screeningId?: number;
+                            /** @description Only in the create answer, for organizations that screen every business verification: the screening of the company, or NOT_SCREENED and why (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         }[];
                     };
                 };
@@ -3991,6 +4003,18 @@ export interface operations {
                             country: string;
                             /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
                             addressSource: "applicant" | "corporate_registry";
+                            /** @description The screening of the company made at creation (GET /v1/verifications/screenings/:id), for organizations that screen every business verification (addition to the spec) */
+                            screeningId?: number;
+                            /** @description Only in the create answer, for organizations that screen every business verification: the screening of the company, or NOT_SCREENED and why (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -4179,6 +4203,18 @@ export interface operations {
                             country: string;
                             /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
                             addressSource: "applicant" | "corporate_registry";
+                            /** @description The screening of the company made at creation (GET /v1/verifications/screenings/:id), for organizations that screen every business verification (addition to the spec) */
+                            screeningId?: number;
+                            /** @description Only in the create answer, for organizations that screen every business verification: the screening of the company, or NOT_SCREENED and why (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };
@@ -4446,6 +4482,18 @@ export interface operations {
                             country: string;
                             /** @description Where street, city, lga and state came from: `applicant` (the request) or `corporate_registry` (the company's registered head office, found by rcNumber when the request sent no address) */
                             addressSource: "applicant" | "corporate_registry";
+                            /** @description The screening of the company made at creation (GET /v1/verifications/screenings/:id), for organizations that screen every business verification (addition to the spec) */
+                            screeningId?: number;
+                            /** @description Only in the create answer, for organizations that screen every business verification: the screening of the company, or NOT_SCREENED and why (addition to the spec) */
+                            screening?: {
+                                /** @description The screening (GET /v1/verifications/screenings/:id); null when it could not be made */
+                                id: number | null;
+                                /** @description CLEAR, PENDING_REVIEW (hits to review in the portal), or NOT_SCREENED */
+                                status: string;
+                                hits: number;
+                                /** @description Why it was not screened */
+                                message?: string;
+                            };
                         };
                     };
                 };

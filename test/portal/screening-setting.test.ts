@@ -23,13 +23,15 @@ describe('the organization screening setting in the portal', () => {
   it('is off until an owner turns it on; the change is audited and a lookup of the setting shows it', async () => {
     const read = await portal(t.app, setup.owner, { method: 'GET', url: url() });
     expect(read.statusCode).toBe(200);
-    expect(read.json()).toEqual({ sessions: false, lookups: false });
-    const put = await portal(t.app, setup.owner, { method: 'PUT', url: url(), payload: { sessions: true, lookups: false } });
+    expect(read.json()).toEqual({ sessions: false, lookups: false, businesses: false });
+    const put = await portal(t.app, setup.owner, { method: 'PUT', url: url(), payload: { sessions: true, lookups: false, businesses: true } });
     expect(put.statusCode).toBe(200);
-    expect(put.json()).toEqual({ sessions: true, lookups: false });
-    expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: false });
-    // The same setting again changes nothing and writes no second audit entry.
+    expect(put.json()).toEqual({ sessions: true, lookups: false, businesses: true });
+    expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: false, businesses: true });
+    // The same setting again changes nothing and writes no second audit entry; a body without
+    // `businesses` (a client from before that switch) leaves it as it was.
     await portal(t.app, setup.owner, { method: 'PUT', url: url(), payload: { sessions: true, lookups: false } });
+    expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: false, businesses: true });
     const audits = await t.database.db.selectFrom('audit_events').select(['action', 'actor_id']).where('org_id', '=', setup.org.id).where('action', '=', 'organization.screening_changed').execute();
     expect(audits).toEqual([{ action: 'organization.screening_changed', actor_id: setup.owner.personId }]);
   });
@@ -41,18 +43,18 @@ describe('the organization screening setting in the portal', () => {
     await addMember(t.database.db, setup.org.id, admin.personId, 'admin');
     await addMember(t.database.db, setup.org.id, developer.personId, 'developer');
     await addMember(t.database.db, setup.org.id, viewer.personId, 'viewer');
-    const set = await portal(t.app, admin, { method: 'PUT', url: url(), payload: { sessions: true, lookups: true } });
-    expect(set.json()).toEqual({ sessions: true, lookups: true });
+    const set = await portal(t.app, admin, { method: 'PUT', url: url(), payload: { sessions: true, lookups: true, businesses: false } });
+    expect(set.json()).toEqual({ sessions: true, lookups: true, businesses: false });
     for (const member of [developer, viewer]) {
-      expect((await portal(t.app, member, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: true });
-      const refused = expectStyleA(await portal(t.app, member, { method: 'PUT', url: url(), payload: { sessions: false, lookups: false } }), 403, 'FORBIDDEN');
+      expect((await portal(t.app, member, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: true, businesses: false });
+      const refused = expectStyleA(await portal(t.app, member, { method: 'PUT', url: url(), payload: { sessions: false, lookups: false, businesses: true } }), 403, 'FORBIDDEN');
       expect(refused.message).toMatch(/ask an owner or admin/);
     }
-    expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: true });
+    expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual({ sessions: true, lookups: true, businesses: false });
   });
 
   it('bad bodies are 400s in style A', async () => {
-    for (const payload of [{ sessions: true }, { sessions: 'yes', lookups: false }, { lookups: 'maybe' }]) {
+    for (const payload of [{ sessions: true }, { sessions: 'yes', lookups: false }, { lookups: 'maybe' }, { sessions: true, lookups: true, businesses: 'yes' }]) {
       expectStyleA(await portal(t.app, setup.owner, { method: 'PUT', url: url(), payload }), 400, 'VALIDATION_ERROR');
     }
   });
@@ -81,7 +83,7 @@ describe('the organization screening setting in the portal', () => {
     expect(formPost.statusCode).toBeGreaterThanOrEqual(400);
     expect((await portal(t.app, setup.owner, { method: 'GET', url: url() })).json()).toEqual(before);
     // The stranger's own setting is untouched by all of this.
-    expect((await portal(t.app, stranger.owner, { method: 'GET', url: url(stranger.org.id) })).json()).toEqual({ sessions: false, lookups: false });
+    expect((await portal(t.app, stranger.owner, { method: 'GET', url: url(stranger.org.id) })).json()).toEqual({ sessions: false, lookups: false, businesses: false });
   });
 });
 

@@ -138,7 +138,7 @@ describe('a session that screens its person', () => {
     expect((await startSession(org.liveSecret, screenedSession(CLEAR_NIN, null))).session.requestedChecks.screening).toBe(true);
     expect((await startSession(org.liveSecret, screenedSession(CLEAR_NIN, false))).session.requestedChecks.screening).toBe(false);
     const audit = await t.database.db.selectFrom('audit_events').select(['action', 'after']).where('org_id', '=', org.id).where('action', '=', 'organization.screening_changed').execute();
-    expect(audit).toEqual([{ action: 'organization.screening_changed', after: { sessions: true, lookups: false } }]);
+    expect(audit).toEqual([{ action: 'organization.screening_changed', after: { sessions: true, lookups: false, businesses: false } }]);
   });
 
   it('refuses checks.screening that is not a boolean, in style A', async () => {

@@ -179,24 +179,27 @@ describe('the Screenings area of the portal (phone width)', () => {
     expect(await exportSection.getByRole('link', { name: 'Download the CSV' }).count()).toBe(0);
   });
 
-  it('an owner turns screening of sessions and lookups on; a viewer sees the switches and cannot change them', { timeout: 60_000 }, async () => {
+  it('an owner turns screening of sessions, lookups and business verifications on; a viewer sees the switches and cannot change them', { timeout: 60_000 }, async () => {
     const page = await signedIn(owner);
     await page.goto('/screenings');
     const sessions = page.getByRole('switch', { name: 'Screen the person of every verification session' });
-    const lookups = page.getByRole('switch', { name: 'Screen the person of every identity lookup' });
+    const lookups = page.getByRole('switch', { name: 'Screen the person or company of every identity lookup' });
+    const businesses = page.getByRole('switch', { name: 'Screen the company of every business verification' });
     await eventually(() => sessions.isEnabled()).toBe(true);
-    expect([await sessions.isChecked(), await lookups.isChecked()]).toEqual([false, false]);
+    expect([await sessions.isChecked(), await lookups.isChecked(), await businesses.isChecked()]).toEqual([false, false, false]);
     await sessions.click({ force: true });
-    await page.getByText('Saved: new sessions and lookups follow it.').waitFor();
+    await page.getByText('Saved: new sessions, lookups and business verifications follow it.').waitFor();
     await eventually(() => sessions.isChecked()).toBe(true);
-    const stored = () => web.database.db.selectFrom('organization_screening').select(['sessions', 'lookups']).where('org_id', '=', orgId).executeTakeFirst();
-    expect(await stored()).toEqual({ sessions: true, lookups: false });
+    const stored = () => web.database.db.selectFrom('organization_screening').select(['sessions', 'lookups', 'businesses']).where('org_id', '=', orgId).executeTakeFirst();
+    expect(await stored()).toEqual({ sessions: true, lookups: false, businesses: false });
     await lookups.click({ force: true });
-    await eventually(stored).toEqual({ sessions: true, lookups: true });
+    await eventually(stored).toEqual({ sessions: true, lookups: true, businesses: false });
+    await businesses.click({ force: true });
+    await eventually(stored).toEqual({ sessions: true, lookups: true, businesses: true });
 
     const seen = await signedIn(viewer);
     await seen.goto('/screenings');
-    const viewerSwitch = seen.getByRole('switch', { name: 'Screen the person of every identity lookup' });
+    const viewerSwitch = seen.getByRole('switch', { name: 'Screen the company of every business verification' });
     await eventually(() => viewerSwitch.isChecked()).toBe(true);
     expect(await viewerSwitch.isDisabled()).toBe(true);
     await seen.getByText('Your role (viewer) can see this setting; an owner or admin changes it.').waitFor();

@@ -2124,11 +2124,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether the organization's verification sessions and identity lookups screen their person */
+        /** Whether the organization's verification sessions, identity lookups and business verifications screen their person or company */
         get: operations["portalGetScreeningSetting"];
         /**
-         * Turn screening of every verification session and every identity lookup on or off (owners and admins)
-         * @description Both switches are sent. Read at each new session and lookup: no restart. Audited with the setting before and after.
+         * Turn screening of every verification session, identity lookup and business verification on or off (owners and admins)
+         * @description `sessions` and `lookups` are sent; `businesses` left out stays as it is. Read at each new session, lookup and business verification: no restart. Audited with the setting before and after.
          */
         put: operations["portalSetScreeningSetting"];
         post?: never;
@@ -16193,8 +16193,10 @@ export interface operations {
                     "application/json": {
                         /** @description Screen the person of every verification session (unless the session asks checks.screening: false) */
                         sessions: boolean;
-                        /** @description Screen the person of every identity lookup that finds one */
+                        /** @description Screen the person or company of every identity lookup that finds one */
                         lookups: boolean;
+                        /** @description Screen the company of every business verification when it is created */
+                        businesses: boolean;
                     };
                 };
             };
@@ -16257,8 +16259,10 @@ export interface operations {
                 "application/json": {
                     /** @description Screen the person of every verification session */
                     sessions: boolean;
-                    /** @description Screen the person of every identity lookup */
+                    /** @description Screen the person or company of every identity lookup */
                     lookups: boolean;
+                    /** @description Screen the company of every business verification when it is created; left out: unchanged */
+                    businesses?: boolean;
                 };
             };
         };
@@ -16272,8 +16276,10 @@ export interface operations {
                     "application/json": {
                         /** @description Screen the person of every verification session (unless the session asks checks.screening: false) */
                         sessions: boolean;
-                        /** @description Screen the person of every identity lookup that finds one */
+                        /** @description Screen the person or company of every identity lookup that finds one */
                         lookups: boolean;
+                        /** @description Screen the company of every business verification when it is created */
+                        businesses: boolean;
                     };
                 };
             };

@@ -7,11 +7,13 @@ import { useCurrentOrg } from '../context';
 interface Setting {
   sessions: boolean;
   lookups: boolean;
+  businesses: boolean;
 }
 
 /**
- * The organization's standing request for screening: every verification session's person and
- * every identity lookup's person. Owners and admins switch it (the server refuses anyone else).
+ * The organization's standing request for screening: every verification session's person, every
+ * identity lookup's person or company, and every business verification's company. Owners and
+ * admins switch it (the server refuses anyone else).
  */
 export function ScreeningSettingSection() {
   const { orgId, role } = useCurrentOrg();
@@ -35,7 +37,7 @@ export function ScreeningSettingSection() {
             Screen automatically
           </Title>
           <Text size="sm" c="dimmed">
-            Screen the person Vouch finds against every loaded list, without asking for it on each call. Each screening is charged at the screening price in live mode and shows up above.
+            Screen the person or company Vouch finds against every loaded list, without asking for it on each call. Each screening is charged at the screening price in live mode and shows up above.
           </Text>
         </div>
         {setting.isPending ? (
@@ -52,11 +54,18 @@ export function ScreeningSettingSection() {
               onChange={(e) => change('sessions', e.currentTarget.checked)}
             />
             <Switch
-              label="Screen the person of every identity lookup"
-              description="A lookup that finds a person screens their registry name and date of birth; the answer carries the screening."
+              label="Screen the person or company of every identity lookup"
+              description="A lookup that finds a person screens their registry name and date of birth, a CAC or TIN lookup the company; the answer carries the screening."
               checked={save.isPending && save.variables ? save.variables.lookups : setting.data.lookups}
               disabled={!manages || save.isPending}
               onChange={(e) => change('lookups', e.currentTarget.checked)}
+            />
+            <Switch
+              label="Screen the company of every business verification"
+              description="When the verification is created; the answer carries the screening, and the verification keeps its id."
+              checked={save.isPending && save.variables ? save.variables.businesses : setting.data.businesses}
+              disabled={!manages || save.isPending}
+              onChange={(e) => change('businesses', e.currentTarget.checked)}
             />
             {!manages && (
               <Text size="sm" c="dimmed">
@@ -70,7 +79,7 @@ export function ScreeningSettingSection() {
             )}
             {save.isSuccess && (
               <Text size="sm" c="teal.8" role="status">
-                Saved: new sessions and lookups follow it.
+                Saved: new sessions, lookups and business verifications follow it.
               </Text>
             )}
           </>
