@@ -119,7 +119,15 @@ async function startRouter(app: FastifyInstance, { database, config, upstreams }
     settings: upstreams,
   });
   app.addHook('onClose', () => router.close());
+  app.decorate('upstreamRouter', router);
   return router;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The live registry's router, when the app made one (tests catch it up after changing sources). */
+    upstreamRouter?: UpstreamRouter;
+  }
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {

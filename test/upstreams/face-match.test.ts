@@ -42,8 +42,12 @@ let identities: TestIdentities;
 const selfies: Record<'nin' | 'bvn' | 'other', { bytes: Buffer; sent: string }> = {} as never;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Config changes reach the running router on its next poll (100 ms here). */
-const settle = () => sleep(250);
+/**
+ * Config changes reach the running router on its next poll (100 ms here); on a loaded machine a
+ * poll came late (a lookup sent 250 ms after adding sources found none: 404 from the embedded
+ * registry), so the test catches the router up instead of waiting.
+ */
+const settle = () => front.app.upstreamRouter!.catchUp();
 
 /** A selfie-like JPEG: the face's head and shoulders cut from its demo photo. */
 async function selfie(face: SampleFace): Promise<Buffer> {

@@ -25,8 +25,12 @@ let front: TestContext;
 let org: CreatedOrganization;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Config changes reach the running router on its next poll (100 ms here). */
-const settle = () => sleep(250);
+/**
+ * Config changes reach the running router on its next poll (100 ms here); on a loaded machine a
+ * poll came late (a lookup sent 250 ms after adding sources found none: 404 from the embedded
+ * registry), so the test catches the router up instead of waiting.
+ */
+const settle = () => front.app.upstreamRouter!.catchUp();
 
 function bvnLookup(bvn: string) {
   return front.app.inject({ method: 'POST', url: `/v1/verifications/identities/bvn/${bvn}?type=premium`, headers: bearer(org.liveSecret), payload: {} });

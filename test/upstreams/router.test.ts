@@ -28,8 +28,12 @@ let org: CreatedOrganization;
 const servers: TestServer[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Config changes reach the running router on its next poll (100 ms here). */
-const settle = () => sleep(250);
+/**
+ * Config changes reach the running router on its next poll (100 ms here); on a loaded machine a
+ * poll came late (a lookup sent 250 ms after adding sources found none: 404 from the embedded
+ * registry), so the test catches the router up instead of waiting.
+ */
+const settle = () => front.app.upstreamRouter!.catchUp();
 
 /**
  * A source's time limit: 10 s unless a test is about timeouts and says less. With 1 s, "does not

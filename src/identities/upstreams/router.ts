@@ -281,6 +281,15 @@ export class UpstreamRouter implements Registry {
     }
   }
 
+  /**
+   * Reads the configuration now, after any read already under way, which may have started before
+   * the caller's change (tests, after they change the sources: a poll's timing is not a wait).
+   */
+  async catchUp(): Promise<void> {
+    await this.reloading;
+    await this.reload();
+  }
+
   /** Reads the configuration and swaps it in whole; concurrent calls share one read. */
   reload(): Promise<void> {
     this.reloading ??= this.read().finally(() => (this.reloading = undefined));
