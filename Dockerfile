@@ -33,15 +33,16 @@ COPY package.json package-lock.json ./
 # *.node-wasm.js bundle (and *.node.js, the package's main, which require.resolve names) and the
 # models the engines turn on (face-api: the two detectors and the 68-point landmarks, the
 # descriptor being fr_feature.onnx; Human: face, mesh, iris, description, liveness and antispoof,
-# with body, hand, object and emotion off): demos, browser bundles and the other models (about
-# 36 MB) go. npm (and the official image's corepack and yarn) go too: the image installs nothing
+# with body, hand, object and emotion off): demos (but face-api's six sample photos, which the
+# sandbox's test identities are cut from), browser bundles and the other models (about 34 MB) go. npm (and the official image's corepack and yarn) go too: the image installs nothing
 # once built.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && find node_modules/@tensorflow/*/dist -mindepth 1 -maxdepth 1 ! -name '*.node.js' ! -name '*.wasm' -exec rm -rf {} + \
  && find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete \
  && rm -rf node_modules/@vladmandic/face-api/src \
  && find node_modules/@vladmandic/human/dist node_modules/@vladmandic/face-api/dist -mindepth 1 -maxdepth 1 ! -name '*.node-wasm.js' ! -name '*.node.js' -exec rm -rf {} + \
- && rm -rf node_modules/@vladmandic/human/demo node_modules/@vladmandic/human/assets node_modules/@vladmandic/face-api/demo \
+ && rm -rf node_modules/@vladmandic/human/demo node_modules/@vladmandic/human/assets \
+ && find node_modules/@vladmandic/face-api/demo -mindepth 1 ! -name 'sample?.jpg' -exec rm -rf {} + \
  && rm -f node_modules/@vladmandic/human/models/centernet.* node_modules/@vladmandic/human/models/emotion.* \
           node_modules/@vladmandic/human/models/hand* node_modules/@vladmandic/human/models/movenet* \
           node_modules/@vladmandic/face-api/model/age_gender_model* node_modules/@vladmandic/face-api/model/face_expression_model* \

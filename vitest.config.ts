@@ -1,13 +1,14 @@
 import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { DATABASE_FREE } from './test/database-free.js';
+import { BROWSER_TESTS, DATABASE_FREE } from './test/database-free.js';
 import { SlowFirstSequencer } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // On PostgreSQL, not the files in which no database plays a part: the embedded suite ran them.
-    exclude: [...configDefaults.exclude, ...(process.env.DATABASE_URL ? DATABASE_FREE : [])],
+    // On PostgreSQL, not the files in which no database plays a part, nor the browser tests: the
+    // embedded suite runs them (test/database-free.ts says why).
+    exclude: [...configDefaults.exclude, ...(process.env.DATABASE_URL ? [...DATABASE_FREE, ...BROWSER_TESTS] : [])],
     // Compiles the CLI once and migrates a template database (see the file).
     globalSetup: ['test/global-setup.ts'],
     // A hang guard, not a speed test: on a slow two-core CI machine, tests without a limit of their

@@ -18,3 +18,13 @@ export const DATABASE_FREE: readonly string[] = [
   'test/screening/formats-kit.test.ts',
   'test/screening/matching.test.ts',
 ];
+
+/**
+ * The browser tests, which with DATABASE_URL vitest.config.ts also leaves out: they drive the
+ * pages, and the API behind the pages runs on PostgreSQL in the portal's and console's own tests
+ * (test/portal, test/console), while the embedded suite, on PGlite (PostgreSQL's own engine),
+ * drives every page. On PostgreSQL they ran the same pages again: 30 files, about 90 s of the test
+ * processes' CPU plus Chromium's, on a two-core CI machine whose whole run had come within a few
+ * minutes of its 25 (docs/benchmarks.md, thirty-second session).
+ */
+export const BROWSER_TESTS: readonly string[] = ['test/web/**'];
