@@ -10,6 +10,24 @@ interface Setting {
   businesses: boolean;
 }
 
+const SWITCHES: { field: keyof Setting; label: string; description: string }[] = [
+  {
+    field: 'sessions',
+    label: 'Screen the person of every verification session',
+    description: 'Unless the session is created with checks.screening: false; the result is part of the session and its webhook.',
+  },
+  {
+    field: 'lookups',
+    label: 'Screen the person or company of every identity lookup',
+    description: 'A lookup that finds a person screens their registry name and date of birth, a CAC or TIN lookup the company; the answer carries the screening.',
+  },
+  {
+    field: 'businesses',
+    label: 'Screen the company of every business verification',
+    description: 'When the verification is created; the answer carries the screening, and the verification keeps its id.',
+  },
+];
+
 /**
  * The organization's standing request for screening: every verification session's person, every
  * identity lookup's person or company, and every business verification's company. Owners and
@@ -46,27 +64,16 @@ export function ScreeningSettingSection() {
           <ErrorAlert error={setting.error} onRetry={() => void setting.refetch()} />
         ) : (
           <>
-            <Switch
-              label="Screen the person of every verification session"
-              description="Unless the session is created with checks.screening: false; the result is part of the session and its webhook."
-              checked={save.isPending && save.variables ? save.variables.sessions : setting.data.sessions}
-              disabled={!manages || save.isPending}
-              onChange={(e) => change('sessions', e.currentTarget.checked)}
-            />
-            <Switch
-              label="Screen the person or company of every identity lookup"
-              description="A lookup that finds a person screens their registry name and date of birth, a CAC or TIN lookup the company; the answer carries the screening."
-              checked={save.isPending && save.variables ? save.variables.lookups : setting.data.lookups}
-              disabled={!manages || save.isPending}
-              onChange={(e) => change('lookups', e.currentTarget.checked)}
-            />
-            <Switch
-              label="Screen the company of every business verification"
-              description="When the verification is created; the answer carries the screening, and the verification keeps its id."
-              checked={save.isPending && save.variables ? save.variables.businesses : setting.data.businesses}
-              disabled={!manages || save.isPending}
-              onChange={(e) => change('businesses', e.currentTarget.checked)}
-            />
+            {SWITCHES.map(({ field, label, description }) => (
+              <Switch
+                key={field}
+                label={label}
+                description={description}
+                checked={save.isPending && save.variables ? save.variables[field] : setting.data[field]}
+                disabled={!manages || save.isPending}
+                onChange={(e) => change(field, e.currentTarget.checked)}
+              />
+            ))}
             {!manages && (
               <Text size="sm" c="dimmed">
                 Your role ({role}) can see this setting; an owner or admin changes it.
