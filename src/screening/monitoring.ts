@@ -57,46 +57,55 @@ export async function rescreenVersion(deps: MonitoringDeps, source: string, vers
   if (!trx) return deps.db.transaction().execute((own) => rescreenVersion(deps, source, version, own));
   const now = (deps.now ?? (() => new Date()))();
   const result: RescreenResult = { source, version, changed: 0, screened: 0, newHits: 0 };
-  let page = await monitoredPage(trx, source, version, 0);
-  // No one to screen (a new install, a list nobody monitored against): the version's entities are not even read.
-  const entities = page.length > 0 ? await changedEntities(trx, source, version) : [];
-  result.changed = entities.length;
-  if (entities.length > 0) {
-    const index = (deps.indexOf ?? defaultIndex)(entities);
-    for (;;) {
-      for (const row of page) {
-        result.screened++;
-        const matches = index.screen(screeningSubjectOf(row.subject), { threshold: row.threshold, limit: 50 });
-        if (matches.length === 0) continue;
-        const added = await insertHits(trx, Number(row.id), matches, { now, fromMonitoring: true });
-        if (added.length === 0) continue;
-        result.newHits += added.length;
-        await reportNewHits(trx, row, added.map((hit) => Number(hit.id)), now);
+  // Read once someone needs them: a new install, or a list nobody monitored against, reads no entity.
+  let index: ScreeningMatcher | undefined;
+  for (let after = 0; ; ) {
+    const page = await monitoredPage(trx, after);
+    for (const row of page) {
+      if (!dueFor(row, source, version)) continue;
+      if (!index) {
+        const entities = await changedEntities(trx, source, version);
+        result.changed = entities.length;
+        index = (deps.indexOf ?? defaultIndex)(entities);
       }
-      if (page.length < PAGE) break;
-      page = await monitoredPage(trx, source, version, Number(page[page.length - 1]!.id));
+      if (result.changed === 0) break;
+      result.screened++;
+      const matches = index.screen(screeningSubjectOf(row.subject), { threshold: row.threshold, limit: 50 });
+      if (matches.length === 0) continue;
+      const added = await insertHits(trx, Number(row.id), matches, { now, fromMonitoring: true });
+      if (added.length === 0) continue;
+      result.newHits += added.length;
+      await reportNewHits(trx, row, added.map((hit) => Number(hit.id)), now);
     }
+    if (page.length < PAGE || (index && result.changed === 0)) break;
+    after = Number(page[page.length - 1]!.id);
   }
   await trx.updateTable('screening_list_versions').set({ rescreened_at: now }).where('source', '=', source).where('version', '=', version).execute();
   return result;
 }
 
 /**
- * Live monitored screenings, in id order after `after`, that may include `source` and were
- * screened against an older version of it (or before it was loaded): their subjects decrypted.
+ * Live monitored screenings in id order after `after`, their subjects decrypted. The conditions
+ * are literals, not parameters, so that even a generic plan matches them to the partial index
+ * `screenings_monitored` and reads it in id order, stopping at the page's end: with `monitored =
+ * $1` and the list conditions in SQL, PostgreSQL read every remaining row for each page
+ * (0.74 s a page at 1,000,000 monitored screenings; docs/benchmarks.md, thirty-second session).
  */
-function monitoredPage(trx: Transaction<DB>, source: string, version: number, after: number): Promise<ScreeningRow[]> {
+function monitoredPage(trx: Transaction<DB>, after: number): Promise<ScreeningRow[]> {
   return trx
     .selectFrom('screenings')
     .selectAll()
-    .where('monitored', '=', true)
-    .where('mode', '=', 'live')
+    .where(sql<boolean>`monitored and mode = 'live'`)
     .where('id', '>', after)
-    .where((eb) => eb.or([eb('sources', 'is', null), eb(sql<boolean>`${source} = any(sources)`, '=', true)]))
-    .where(sql<boolean>`not exists (select 1 from jsonb_array_elements(lists) l where l->>'source' = ${source} and (l->>'version')::int >= ${version})`, '=', true)
     .orderBy('id')
     .limit(PAGE)
     .execute();
+}
+
+/** Whether the screening may include `source` and was screened against an older version of it (or before it was loaded). */
+function dueFor(row: ScreeningRow, source: string, version: number): boolean {
+  if (row.sources !== null && !row.sources.includes(source)) return false;
+  return !row.lists.some((list) => list.source === source && list.version >= version);
 }
 
 /** The screening waits for review again (unless a true match already confirmed it) and `screening.match` carries it with its new hits. */
