@@ -1,8 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuthContext } from '../platform/auth.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError } from '../platform/errors.js';
-import { companySubject, type LookupScreeningData } from '../identities/screening.js';
+import { companySubject, notScreenedReason, type LookupScreeningData } from '../identities/screening.js';
 import { organizationScreening } from '../screening/organization-setting.js';
 import type { ScreeningService } from '../screening/service.js';
 import type { BusinessRecord } from './render.js';
@@ -58,18 +57,9 @@ export async function createBusinessMaybeScreened(
     });
     return answer!;
   } catch (err) {
-    const why = notScreened(err);
-    if (!why) throw err;
+    // The screening's charge, or the verification's after it: made alone, the verification says which it was.
+    const why = notScreenedReason(err, { unpaid: 'The wallet cannot pay the screening as well: fund the account and screen the company with POST /v1/verifications/screenings', name: "The company's name" });
+    if (why === undefined) throw err;
     return db.transaction().execute((trx) => create(trx, reference, { id: null, status: 'NOT_SCREENED', hits: 0, message: why }));
   }
-}
-
-/** Why the screening was not made, for an error that leaves the verification to be created alone. */
-function notScreened(err: unknown): string | undefined {
-  if (!(err instanceof ApiError)) return undefined;
-  // The screening's charge, or the verification's after it: made alone, the verification says which it was.
-  if (err.code === 'PAYMENT_REQUIRED') return 'The wallet cannot pay the screening as well: fund the account and screen the company with POST /v1/verifications/screenings';
-  if (err.code === 'SERVICE_UNAVAILABLE') return err.message;
-  if (err.code === 'VALIDATION_ERROR') return `The company's name cannot be screened: ${err.message}`;
-  return undefined;
 }

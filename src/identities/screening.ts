@@ -66,11 +66,23 @@ export function lookupScreener(db: Kysely<DB>, service: Pick<ScreeningService, '
       const screening = await service.create({ ...auth, consentRequired: false }, { subject });
       return { id: screening.id, status: screening.status.status, hits: screening.hits.length };
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.code === 'PAYMENT_REQUIRED') return { id: null, status: 'NOT_SCREENED', hits: 0, message: 'The wallet cannot pay the screening: fund the account and screen again with POST /v1/verifications/screenings' };
-      if (err.code === 'SERVICE_UNAVAILABLE') return { id: null, status: 'NOT_SCREENED', hits: 0, message: err.message };
-      if (err.code === 'VALIDATION_ERROR') return { id: null, status: 'NOT_SCREENED', hits: 0, message: `The record's name cannot be screened: ${err.message}` };
-      throw err;
+      const message = notScreenedReason(err, { unpaid: 'The wallet cannot pay the screening: fund the account and screen again with POST /v1/verifications/screenings', name: "The record's name" });
+      if (message === undefined) throw err;
+      return { id: null, status: 'NOT_SCREENED', hits: 0, message };
     }
   };
+}
+
+/**
+ * Why a screening made beside a paid answer (a lookup, a business verification) could not be
+ * made, for the errors that leave that answer standing as NOT_SCREENED: a wallet that cannot pay
+ * it (`unpaid`), no list loaded, a name that cannot be screened (`name` says whose). Undefined for
+ * any other error, which the caller answers as it is.
+ */
+export function notScreenedReason(err: unknown, words: { unpaid: string; name: string }): string | undefined {
+  if (!(err instanceof ApiError)) return undefined;
+  if (err.code === 'PAYMENT_REQUIRED') return words.unpaid;
+  if (err.code === 'SERVICE_UNAVAILABLE') return err.message;
+  if (err.code === 'VALIDATION_ERROR') return `${words.name} cannot be screened: ${err.message}`;
+  return undefined;
 }
