@@ -19,13 +19,13 @@ import { loadConfig } from '../src/config.js';
 import { openKeyring } from '../src/platform/crypto/open.js';
 import { openDatabase } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
-import type { IndexedEntity, ScreeningSubject } from '../src/screening/entity.js';
+import type { ScreeningSubject } from '../src/screening/entity.js';
 import { importList } from '../src/screening/lists/import.js';
 import { setWebhookEndpoint } from '../src/webhooks/endpoints.js';
 import { rescreenVersion } from '../src/screening/monitoring.js';
 import type { StoredSubject } from '../src/screening/tables.js';
 import { assertPostgresReachable, DEFAULT_SERVER_URL, displayUrl, withThrowawayDatabase } from './lib/database.js';
-import { seededRandom, syntheticEntities, syntheticSubject } from './lib/screening-names.js';
+import { listCsv, seededRandom, syntheticEntities, syntheticSubject } from './lib/screening-names.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,16 +39,6 @@ const SUBJECTS = Number(args.subjects);
 const CHANGED = Number(args.changed);
 const SOURCE = 'bench-watch';
 const BATCH = 2_000;
-
-/** Vouch's own list format, from synthetic entities. */
-function listCsv(entities: readonly IndexedEntity[]): Buffer {
-  const cell = (value: string) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
-  const lines = ['id,schema,name,aliases,birthDate,nationality,topics,program,notes'];
-  for (const entity of entities) {
-    lines.push([entity.id, entity.schema, entity.name, entity.aliases.join(';'), entity.birthDates.join(';'), entity.nationalities.join(';'), 'sanction', 'BENCH', ''].map(cell).join(','));
-  }
-  return Buffer.from(lines.join('\n'));
-}
 
 function stored(subject: ScreeningSubject): StoredSubject {
   const [name = '', ...aliases] = subject.names;

@@ -116,3 +116,13 @@ export function syntheticSubject(random: () => number): ScreeningSubject {
     nationality: random() < 0.8 ? pick(random, COUNTRIES) : undefined,
   };
 }
+
+/** Vouch's own list format (`--format csv`), from synthetic entities. */
+export function listCsv(entities: Iterable<IndexedEntity>): Buffer {
+  const cell = (value: string) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+  const lines = ['id,schema,name,aliases,birthDate,nationality,topics,program,notes'];
+  for (const entity of entities) {
+    lines.push([entity.id, entity.schema, entity.name, entity.aliases.join(';'), entity.birthDates.join(';'), entity.nationalities.join(';'), 'sanction', 'BENCH', ''].map(cell).join(','));
+  }
+  return Buffer.from(lines.join('\n'));
+}
