@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importList, ListImportError, type ImportInput, type ListFiles } from '../../src/screening/lists/import.js';
-import { changedEntities, ListIndexProvider, listSourceNames } from '../../src/screening/lists/index-provider.js';
+import { changedEntities, entitiesAt, ListIndexProvider, listSourceNames } from '../../src/screening/lists/index-provider.js';
 import { listSourceStatuses } from '../../src/screening/lists/status.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -82,6 +83,21 @@ describe('watchlist versions', () => {
       [2, 5, 1, 1, 1, 'import', null],
     ]);
     expect(versions[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refreshes the planner statistics after a large version, so the index is read by range rather than sorted whole', async () => {
+    const analyzed = async () =>
+      (await sql<{ at: Date | null }>`select last_analyze as at from pg_stat_user_tables where relname = 'screening_entities'`.execute(db())).rows[0]?.at?.getTime() ?? 0;
+    const before = await analyzed();
+    const lines = ['id,schema,name,aliases,birthDate,nationality,topics,program,notes'];
+    for (let i = 0; i < 1_200; i++) lines.push(`BIG-${i},Person,Person Number ${i} Adeyemi,,,NG,sanction,BIG,`);
+    await load({ source: 'big', files: { main: Buffer.from(lines.join('\n')) } });
+    await expect.poll(analyzed, { timeout: 5_000 }).toBeGreaterThan(before);
+    // A small change leaves them to autovacuum.
+    const after = await analyzed();
+    await load({ source: 'small', files: await fixture('v1.csv') });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await analyzed()).toBe(after);
   });
 
   it('makes no version for the same file, nor for a file with the same entities in another order', async () => {
@@ -179,6 +195,29 @@ describe('watchlist versions', () => {
       } finally {
         provider.close();
       }
+    });
+
+    it('reads a version as it was after later versions closed some of its rows, in id order, across pages', async () => {
+      await load({ source: 'paged', files: await fixture('v1.csv') });
+      await load({ source: 'paged', files: await fixture('v2.csv') });
+      const read = async (version: number, page: number) => {
+        const out: { id: string; aliases: string[]; listVersion: number }[] = [];
+        for await (const entity of entitiesAt(db(), 'paged', version, page)) out.push({ id: entity.id, aliases: entity.aliases, listVersion: entity.listVersion });
+        return out;
+      };
+      // Version 1 as it was: NG-004 (removed by 2) and NG-002 before its new alias (closed by 2)
+      // come from the closed rows, merged among the current ones; NG-006 (added by 2) is not there.
+      const one = [
+        { id: 'NG-001', aliases: ['Abu Muhammad Shekau', 'Imam Shekau'], listVersion: 1 },
+        { id: 'NG-002', aliases: ['Mohammed Nur'], listVersion: 1 },
+        { id: 'NG-003', aliases: ['JAS', 'Boko Haram'], listVersion: 1 },
+        { id: 'NG-004', aliases: ['Abu Hafsat'], listVersion: 1 },
+        { id: 'NG-005', aliases: ['Ansaru'], listVersion: 1 },
+      ];
+      for (const page of [1, 2, 3, 5000]) expect(await read(1, page), `page ${page}`).toEqual(one);
+      const two = await read(2, 2);
+      expect(two.map((entity) => entity.id)).toEqual(['NG-001', 'NG-002', 'NG-003', 'NG-005', 'NG-006']);
+      expect(two.find((entity) => entity.id === 'NG-002')!.aliases).toEqual(['Mohammed Nur', 'Muhammadu Nur']);
     });
 
     it('refresh() reloads at once, and a removed source leaves the index', async () => {

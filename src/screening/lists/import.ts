@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { ListEntity } from '../entity.js';
 import { LIST_FORMATS, ListFormatError, parseList, type ListFiles, type ListFormat } from '../formats/index.js';
@@ -80,6 +80,9 @@ async function readEntities(source: string, format: ListFormat, files: ListFiles
 
 const count = (n: number) => n.toLocaleString('en-US');
 
+/** A version changing at least this many rows refreshes the table's planner statistics. */
+const ANALYZE_AFTER_ROWS = 1_000;
+
 /**
  * Loads one version of a source (made on first use, with the format given), diffed against the
  * current version by entity id and canonical JSON. Everything is written in one transaction that
@@ -98,7 +101,7 @@ export async function importList(db: Kysely<DB>, input: ImportInput): Promise<Im
   const entities = await readEntities(source, input.format, input.files);
   if (entities.size === 0) throw new ListImportError(`${source}: the file has no entities; nothing was changed`, 'empty');
 
-  return db.transaction().execute(async (trx) => {
+  const result = await db.transaction().execute(async (trx) => {
     await trx.insertInto('screening_sources').values({ name: source, format: input.format }).onConflict((oc) => oc.column('name').doNothing()).execute();
     const row = await trx.selectFrom('screening_sources').select(['format', 'current_version', 'entity_count', 'max_shrink']).where('name', '=', source).forUpdate().executeTakeFirstOrThrow();
     if (row.format !== input.format) throw new ListImportError(`source ${source} is in format ${row.format}, not ${input.format}`, 'source');
@@ -149,6 +152,12 @@ export async function importList(db: Kysely<DB>, input: ImportInput): Promise<Im
     await trx.updateTable('screening_sources').set({ current_version: version, entity_count: entities.size }).where('name', '=', source).execute();
     return { source, version, entities: entities.size, added: added.length, removed: removed.length, changed: changed.length, unchanged: false };
   });
+  // A large version changes the table's statistics at once, and autovacuum's analyze comes later.
+  // Without fresh ones PostgreSQL took the new rows for a handful and read a large source by
+  // sorting all of it for every page: a server holding 1,000,000 fresh entities took over two
+  // minutes to load them instead of seconds (docs/benchmarks.md, thirty-third session).
+  if (!result.unchanged && result.added + result.removed + result.changed >= ANALYZE_AFTER_ROWS) await sql`analyze screening_entities`.execute(db);
+  return result;
 }
 
 async function sameAsCurrent(db: Kysely<DB>, source: string, format: ListFormat, digest: string): Promise<ImportResult | undefined> {
