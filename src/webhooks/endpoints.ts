@@ -63,12 +63,16 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
+/** What a developer whose receiver runs on their own machine or network is told (issue 52). */
+export const PRIVATE_URL_HINT =
+  '; for a receiver on this machine or a private network while developing, set VOUCH_ALLOW_PRIVATE_URLS=1 where Vouch runs (the server, which sends the events, as well as the CLI)';
+
 /** Checks a webhook URL as `setWebhookEndpoint` does; resolves to its normalised form. */
 export async function validateWebhookUrl(raw: string, allowPrivateUrls: boolean): Promise<string> {
   try {
     return (await checkOutboundUrl(raw, allowPrivateUrls)).toString();
   } catch (err) {
-    if (err instanceof OutboundUrlError) throw new WebhookEndpointError(`webhook URL ${err.message}`);
+    if (err instanceof OutboundUrlError) throw new WebhookEndpointError(`webhook URL ${err.message}${/private/.test(err.message) ? PRIVATE_URL_HINT : ''}`);
     throw err;
   }
 }

@@ -113,7 +113,7 @@ describe('the endpoint of each mode', () => {
     for (const url of ['ftp://example.com/x', 'not a url', 'https://user:pass@example.com/hook', '']) {
       const res = await call(owner, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload: { url } });
       expect(res.statusCode, url).toBe(400);
-      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringMatching(/^url /) });
+      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringMatching(/^url /) , requestId: expect.stringMatching(/^req_/) });
     }
     for (const payload of [{}, { url: `https://example.com/${'x'.repeat(2050)}` }, { url: { href: 'https://example.com' } }]) {
       expect((await call(owner, org.id, { method: 'PUT', path: '/webhooks?mode=test', payload })).statusCode, JSON.stringify(payload).slice(0, 40)).toBe(400);
@@ -135,7 +135,9 @@ describe('the endpoint of each mode', () => {
       for (const url of ['http://127.0.0.1:9000/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://localhost:8080/hook']) {
         const res = await portal(strict.app, owner, { method: 'PUT', url: `/api/orgs/${org.id}/webhooks?mode=live`, payload: { url } });
         expect(res.statusCode, url).toBe(400);
-        expect(res.json().message).toBe('url resolves to a loopback or private network address, which is not allowed');
+        expect(res.json().message).toBe(
+          'url resolves to a loopback or private network address, which is not allowed; for a receiver on this machine or a private network while developing, set VOUCH_ALLOW_PRIVATE_URLS=1 where Vouch runs (the server, which sends the events, as well as the CLI)',
+        );
       }
     });
   });
@@ -196,7 +198,7 @@ describe('signing (standard, verifyme, both)', () => {
     for (const signing of ['hmac', 'VERIFYME', '', 1, null]) {
       const res = await call(owner, org.id, { method: 'PUT', path: '/webhooks?mode=live', payload: { url: 'https://hooks.example.com/other', signing } });
       expect(res.statusCode, String(signing)).toBe(400);
-      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('signing') });
+      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringContaining('signing') , requestId: expect.stringMatching(/^req_/) });
     }
     expect(await ok(owner, org.id, { method: 'GET', path: '/webhooks?mode=live' })).toMatchObject({ url: 'https://hooks.example.com/vouch', signing: 'both' });
     expect((await auditOf(org.id)).map((a) => a.action)).toEqual(['webhook.url_set', 'webhook.signing_set']);

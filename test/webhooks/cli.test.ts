@@ -40,6 +40,8 @@ describe('vouch webhook', () => {
     ]);
     expectFailure(loopback, /^vouch: webhook URL resolves to a loopback or private network address/);
     expectFailure(privateNet, /private network address/);
+    // It says how to allow it while developing, for the server too.
+    expectFailure(loopback, /set VOUCH_ALLOW_PRIVATE_URLS=1 where Vouch runs \(the server, which sends the events, as well as the CLI\)\s*$/);
     expectFailure(notUrl, /webhook URL is not a valid URL/);
     expectFailure(ftp, /must be an http or https URL/);
     expectFailure(badMode, /mode must be one of test, live/);

@@ -83,7 +83,7 @@ function Settings({ mode, endpoint }: { mode: Mode; endpoint: Endpoint }) {
           )}
           <TextInput
             label={`Endpoint URL (${mode})`}
-            description="An https URL on the public internet that answers 2xx within 10 seconds"
+            description="An https URL on the public internet that answers 2xx within 10 seconds. A receiver on your own machine or network (localhost, 10.x, 192.168.x) is refused unless the server runs with VOUCH_ALLOW_PRIVATE_URLS=1, for development"
             placeholder="https://api.example.com/webhooks/vouch"
             value={url}
             onChange={(e) => setUrl(e.currentTarget.value)}
