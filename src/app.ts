@@ -28,7 +28,8 @@ import { openKeyring } from './platform/crypto/open.js';
 import type { Database } from './platform/db/database.js';
 import { resolveDotSegments } from './platform/dot-segments.js';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PARAM_LENGTH, registerErrorHandling } from './platform/errors.js';
-import { loggerOptions } from './platform/logging.js';
+import { loggerOptions, VouchLogController } from './platform/logging.js';
+import { genReqId, registerRequestContext } from './platform/request-context.js';
 import { lazySchemaController } from './platform/lazy-schemas.js';
 import { registerIdempotency, type IdempotencySettings } from './platform/idempotency.js';
 import { registerInputRules } from './platform/input.js';
@@ -134,6 +135,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
     logger: loggerOptions(config.logLevel, options.logStream),
+    // X-Request-Id: the caller's when safe, else a new one (src/platform/request-context.ts).
+    genReqId,
+    // Log lines label it requestId; health checks and static files log at debug.
+    logController: new VouchLogController(),
     bodyLimit: 1024 * 1024,
     requestTimeout: REQUEST_TIMEOUT_MS,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
@@ -167,6 +172,8 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   // Personal data is encrypted at rest: the keyring is loaded before any route can touch it.
   if (!database.protection.keyring) await openKeyring(database, config, { poll: true });
   app.addHook('onClose', async () => database.protection.keyring?.close());
+  // Before anything else: every request's id and trace, on its answer and in its log lines.
+  const requestContext = registerRequestContext(app);
   // Bodies are JSON (multipart where a route says so); anything else is 415, never a string body.
   app.removeContentTypeParser('text/plain');
   registerInputRules(app);
@@ -177,6 +184,8 @@ async function assemble(app: FastifyInstance, options: AppOptions): Promise<void
   // Limited requests are refused before they can claim an idempotency key.
   await registerRateLimits(app, database, config);
   registerIdempotency(app, database.db, options.idempotency);
+  // After idempotency's hook: a kept error answer takes the id of the request that replays it.
+  requestContext.registerErrorBodies();
 
   await app.register(swagger, {
     // Every operation states who may call it (docs/openapi.md): a route whose schema names no

@@ -16,6 +16,8 @@ export interface Config {
   redisUrl: string | undefined;
   publicUrl: string;
   logLevel: LogLevel;
+  /** LOG_FORMAT: `json` (one object a line), `pretty` (for people), or `auto` (pretty on a terminal). */
+  logFormat: 'json' | 'pretty' | 'auto';
   allowPrivateUrls: boolean;
   /** Seed a demo organization and demo registry into an empty database. */
   demo: boolean;
@@ -153,6 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
   }
+  const logFormat = (env.LOG_FORMAT || 'auto') as Config['logFormat'];
+  if (!['json', 'pretty', 'auto'].includes(logFormat)) throw new ConfigError('LOG_FORMAT', `must be json, pretty or auto, got "${env.LOG_FORMAT}"`);
   const allowPrivateUrls = readFlag(env, 'VOUCH_ALLOW_PRIVATE_URLS', false);
   // Demo data belongs on a developer's embedded database, not on a production PostgreSQL.
   const demo = readFlag(env, 'VOUCH_DEMO', databaseUrl === undefined);
@@ -186,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     publicUrl,
     logLevel,
+    logFormat,
     allowPrivateUrls,
     demo,
     runWorker,

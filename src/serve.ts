@@ -10,6 +10,7 @@ import type { Database } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
 import { tuneHeapForServing } from './platform/heap.js';
+import { logDestination } from './platform/logging.js';
 import { loadSharp } from './platform/sharp.js';
 import { StopSignals } from './platform/shutdown.js';
 import { startWorker } from './worker.js';
@@ -82,7 +83,7 @@ async function start(stop: StopSignals, config: Config): Promise<{ app: FastifyI
   // sharp is loaded on first use (src/platform/sharp.ts), so that commands start without it; the
   // server loads it now, so an install without its native library fails here, not at a request.
   await loadSharp();
-  const app = await buildApp({ config, database, logStream: stop.logStream, idempotency: testPause() });
+  const app = await buildApp({ config, database, logStream: logDestination(config.logFormat, stop.logStream), idempotency: testPause() });
   stop.useLogger(app.log);
   stop.onStop(() => app.close());
   await stop.checkpoint();

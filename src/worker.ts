@@ -5,7 +5,7 @@ import { asCliError } from './cli/support.js';
 import { openKeyring } from './platform/crypto/open.js';
 import { migrate } from './platform/db/migrate.js';
 import { openConfiguredDatabase } from './platform/db/open.js';
-import { loggerOptions } from './platform/logging.js';
+import { logDestination, loggerOptions } from './platform/logging.js';
 import { StopSignals } from './platform/shutdown.js';
 import { webhookRetentionTask } from './webhooks/retention.js';
 import { DEFAULT_DELIVERY_SETTINGS, DeliveryWorker, type DeliverySettings } from './webhooks/worker.js';
@@ -75,7 +75,7 @@ export async function runWorkerProcess(): Promise<void> {
       throw asCliError(err);
     });
     await stop.checkpoint();
-    const logger = pino(loggerOptions(config.logLevel) as LoggerOptions, stop.logStream);
+    const logger = pino(loggerOptions(config.logLevel) as LoggerOptions, logDestination(config.logFormat, stop.logStream));
     stop.useLogger(logger);
     const worker = await startWorker({ database, config, logger });
     stop.onStop(() => worker.stop());

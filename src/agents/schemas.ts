@@ -1,14 +1,12 @@
 import { Type, type TSchema } from 'typebox';
+import { ErrorStyleA } from '../platform/error-schemas.js';
 
 /** Schemas both field-verification families (address, business) and the agent API share. */
 
 export const Str = (description?: string) => Type.String(description ? { description } : {});
 export const Opt = <T extends TSchema>(schema: T) => Type.Optional(schema);
 
-export const ErrorA = Type.Object(
-  { status: Type.Literal('error'), code: Str(), message: Str() },
-  { description: 'Error, style A' },
-);
+export const ErrorA = ErrorStyleA;
 
 /** The error responses of a workflow route (style A everywhere). */
 export function errorsA(...codes: (400 | 401 | 402 | 403 | 404 | 409 | 413 | 415)[]) {

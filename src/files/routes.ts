@@ -3,12 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { DB } from '../platform/db/schema.js';
+import { ErrorStyleA } from '../platform/error-schemas.js';
 import { ApiError } from '../platform/errors.js';
 import { findStoredFile } from './service.js';
 import { isFileId, type FileStore } from './store.js';
 import type { FileUrls } from './urls.js';
 
-const ErrorBody = Type.Object({ status: Type.Literal('error'), code: Type.String(), message: Type.String() });
+const ErrorBody = ErrorStyleA;
 
 export interface FileRoutesOptions {
   db: Kysely<DB>;

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { ErrorStyleA, requestIdProperty } from '../platform/error-schemas.js';
 import { LookupScreening } from './screening.js';
 import { ConsentBody } from '../consent/consent.js';
 
@@ -204,10 +205,7 @@ const Violation = Type.Object({
   constraints: Type.Record(Type.String(), Type.String()),
 });
 
-export const ErrorStyleA = Type.Object(
-  { status: Type.Literal('error'), code: Str(), message: Str() },
-  { description: 'Error, style A' },
-);
+export { ErrorStyleA };
 export const ErrorStyleB = Type.Object(
   {
     statusCode: Type.Integer(),
@@ -215,10 +213,11 @@ export const ErrorStyleB = Type.Object(
     message: Type.Union([Str(), Type.Array(Violation)], {
       description: 'A sentence, or (invalid corporate registry request) an array of constraint violations',
     }),
+    requestId: requestIdProperty(),
   },
   { description: 'Error, style B' },
 );
-export const ErrorStyleC = Type.Object({ code: Str(), message: Str() }, { description: 'Error, style C' });
+export const ErrorStyleC = Type.Object({ code: Str(), message: Str(), requestId: requestIdProperty() }, { description: 'Error, style C' });
 
 /** The error responses of an identity route; `notFound` is the style of its 404 (spec: C or B). */
 export function identityErrors(notFound: 'B' | 'C') {

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newRequestId } from './request-context.js';
 import { decodedPath, routedPath } from './routed-path.js';
 
 /** The closed set of error codes a handler may throw, with their HTTP status. */
@@ -118,6 +119,9 @@ function validationMessage(error: FastifyError): string {
       return `${where ? `${where}.` : ''}${extra} is not allowed`;
     }
     const context = error.validationContext === 'body' ? '' : `${error.validationContext ?? ''} `;
+    const allowed = (issue.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+    // Name the values a field takes ("outcome must be one of verified, failed"), not "the allowed values".
+    if (issue.keyword === 'enum' && Array.isArray(allowed)) return `${context}${where || 'value'} must be one of ${allowed.map(String).join(', ')}`.trim();
     return `${context}${where || 'value'} ${issue.message ?? 'is invalid'}`.trim();
   });
   return parts.length > 0 ? parts.join('; ') : 'The request is invalid';
@@ -155,11 +159,13 @@ function sendError(error: FastifyError | ApiError, request: FastifyRequest, repl
   if (apiError.statusCode >= 500 && apiError.options.retryAfterSeconds === undefined) {
     request.log.error({ err: error }, 'request failed');
     // Unexpected failures answer style A everywhere, with the detail only in the log.
-    return reply.status(apiError.statusCode).send(renderError('A', apiError.statusCode, apiError.code, apiError.message));
+    return reply.status(apiError.statusCode).send({ ...renderError('A', apiError.statusCode, apiError.code, apiError.message), requestId: request.id });
   }
   const style: ErrorStyle = apiError.options.style ?? errorStyleFor(routedPath(request));
   const message = apiError.options.violations ?? apiError.message;
-  return reply.status(apiError.statusCode).send(renderError(style, apiError.statusCode, apiError.code, message));
+  // The id is in the body here for the answers no hook sees (frameworkErrors); elsewhere the
+  // request context's onSend adds it after the route's schema has serialized the body.
+  return reply.status(apiError.statusCode).send({ ...renderError(style, apiError.statusCode, apiError.code, message), requestId: request.id });
 }
 
 /**
@@ -168,6 +174,8 @@ function sendError(error: FastifyError | ApiError, request: FastifyRequest, repl
  * percent-encoding. They answer in the family's style like everything else, without echoing the path.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // No hook runs for these: the request's id goes on the answer here (the body takes it in sendError).
+  void reply.header('x-request-id', request.id);
   switch (error.code) {
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return sendError(new ApiError('URI_TOO_LONG', `A segment of the URL path is longer than ${MAX_PARAM_LENGTH} characters`), request, reply);
@@ -200,10 +208,12 @@ export function clientErrorHandler(error: ConnectionError, socket: Socket): void
   const raw: unknown = error.rawPacket;
   const requestLine = /^[A-Z]+ (\/\S*)/.exec(Buffer.isBuffer(raw) ? raw.toString('latin1', 0, 512) : '');
   const style = requestLine?.[1] ? errorStyleFor(decodedPath(requestLine[1])) : 'A';
-  const body = JSON.stringify(renderError(style, status, code, message));
+  // Never parsed, so never given the caller's id: a new one, for the log line and the answer.
+  const requestId = newRequestId();
+  const body = JSON.stringify({ ...renderError(style, status, code, message), requestId });
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);

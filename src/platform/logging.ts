@@ -1,5 +1,6 @@
-import type { FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 /**
  * A lookup's identity number or phone (`…/verifications/identities/:type/:ref`), wherever the path
@@ -145,4 +146,57 @@ export function processOutput(): { stream: DestinationStream; drain(timeoutMs: n
         out.once('close', finish);
       }),
   };
+}
+
+/** Routes polled by machines (health checks, Prometheus): their successful requests log at debug. */
+const POLLED_ROUTES = new Set(['/health', '/ready', '/metrics']);
+/** The web app's files (hashed assets, icons, the manifest): routes of their own, one per file. */
+const STATIC_FILE = /^\/assets\/|\.(?:js|mjs|css|map|svg|png|ico|webp|jpg|woff2?|webmanifest|txt)$/;
+
+/** Whether a request is one of the many nobody reads at info: a poll or a static file, answered without error. */
+function isRoutine(request: FastifyRequest, reply?: FastifyReply): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  if (reply && reply.statusCode >= 400) return false;
+  const route = request.routeOptions.url;
+  return route !== undefined && (POLLED_ROUTES.has(route) || STATIC_FILE.test(route));
+}
+
+/**
+ * Fastify's request log lines, with the request's id labelled `requestId` (src/platform/request-context.ts)
+ * and routine requests (health checks, metrics scrapes, the web app's files) at debug instead of
+ * info, so a terminal at info shows the requests people and integrations make. Errors stay at
+ * their level whatever the route.
+ */
+export class VouchLogController extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'requestId' });
+  }
+
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!isRoutine(request)) return super.incomingRequest(request, reply, metadata);
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error || !isRoutine(request, reply)) return super.requestCompleted(error, request, reply, metadata);
+    reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+/**
+ * Where log lines go in the format asked for: JSON lines as they are, or (`pretty`, and `auto` on a
+ * terminal) one readable line each, coloured on a terminal, written to the same stream. Redaction
+ * happens before either.
+ */
+export function logDestination(format: 'json' | 'pretty' | 'auto', stream: DestinationStream & { isTTY?: boolean }): DestinationStream {
+  const pretty = format === 'pretty' || (format === 'auto' && stream.isTTY === true);
+  if (!pretty) return stream;
+  return pinoPretty({
+    destination: stream as NodeJS.WritableStream,
+    colorize: stream.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    singleLine: true,
+    sync: true,
+  });
 }

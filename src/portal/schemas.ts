@@ -1,13 +1,11 @@
 import { Type, type TSchema } from 'typebox';
+import { ErrorStyleA } from '../platform/error-schemas.js';
 
 /** Schemas every portal route shares. Portal errors are style A. */
 
 export const PORTAL_TAG = 'Portal';
 
-export const PortalError = Type.Object(
-  { status: Type.Literal('error'), code: Type.String(), message: Type.String() },
-  { description: 'Error, style A' },
-);
+export const PortalError = ErrorStyleA;
 
 /** The error responses of a portal route. */
 export function portalErrors(...codes: (400 | 401 | 402 | 403 | 404 | 409 | 422 | 429)[]) {

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../platform/pagination.js';
+import { ErrorStyleA } from '../platform/error-schemas.js';
 
 /** Envelopes and errors shared by the guarantor and employment routes (spec: Response envelopes). */
 
@@ -18,10 +19,7 @@ export const list = <T extends TSchema>(item: T) =>
 
 export const Cancelled = Type.Object({ status: Type.Literal('success'), data: Type.Literal('ok') });
 
-export const ErrorA = Type.Object(
-  { status: Type.Literal('error'), code: Type.String(), message: Type.String() },
-  { description: 'Error, style A' },
-);
+export const ErrorA = ErrorStyleA;
 
 export const IdParam = Type.Object({ id: Type.String({ description: 'The verification id (a number)' }) });
 

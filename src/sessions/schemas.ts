@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { Enum, Opt, Str } from '../agents/schemas.js';
 import { ConsentBody } from '../consent/consent.js';
 import { CHALLENGES } from '../identities/liveness/engine.js';
+import { requestIdProperty } from '../platform/error-schemas.js';
 import { DEFAULT_EXPIRES_IN_MINUTES, MAX_EXPIRES_IN_MINUTES, MAX_METADATA_KEYS, MIN_EXPIRES_IN_MINUTES } from './input.js';
 import { SESSION_REASONS } from './states.js';
 import { SESSION_ID_TYPES } from './tables.js';
@@ -191,6 +192,6 @@ export const HandoffAnswer = Type.Object({
 });
 
 export const IdNotVerifiedError = Type.Object(
-  { status: Type.Literal('error'), code: Type.Literal('ID_NOT_VERIFIED'), message: Str(), attemptsLeft: Type.Integer() },
+  { status: Type.Literal('error'), code: Type.Literal('ID_NOT_VERIFIED'), message: Str(), attemptsLeft: Type.Integer(), requestId: requestIdProperty() },
   { description: 'The ID was not found, or does not match the details given (not told apart)' },
 );

@@ -5,7 +5,17 @@ import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { checkOutboundUrl, guardedLookup } from '../platform/outbound.js';
 import type { Mode } from '../platform/db/schema.js';
+import { childTraceparent, storedTrace } from '../platform/request-context.js';
 import type { WebhookSigning } from './endpoints.js';
+
+/** An attempt's trace headers: the causing request's trace, continued with a span of the attempt's own. */
+function traceHeaders(delivery: ClaimedDelivery): Record<string, string> {
+  const trace = storedTrace(delivery.traceparent);
+  return {
+    ...(trace ? { traceparent: childTraceparent(trace) } : {}),
+    ...(delivery.requestId ? { 'x-vouch-request-id': delivery.requestId } : {}),
+  };
+}
 
 /** One delivery claimed by a worker, with what it takes to send it. */
 export interface ClaimedDelivery {
@@ -23,6 +33,10 @@ export interface ClaimedDelivery {
   secrets: string[];
   /** The endpoint's choice of signature headers; 'standard' when absent. */
   signing?: WebhookSigning;
+  /** The trace of the request that caused the event (W3C traceparent), continued by each attempt. */
+  traceparent?: string | null;
+  /** That request's id, sent as `X-Vouch-Request-Id`. */
+  requestId?: string | null;
 }
 
 export interface AttemptResult {
@@ -169,6 +183,7 @@ export class WebhookSender {
       'content-length': Buffer.byteLength(delivery.body),
       'user-agent': 'Vouch-Webhooks/1',
       ...signatureHeaders(delivery, (secret) => this.signer(secret), attemptedAt),
+      ...traceHeaders(delivery),
     };
     const { url, secure } = target;
     return new Promise((resolve) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { FILE_URL_TTL_SECONDS } from '../files/urls.js';
 import type { DB, Mode } from '../platform/db/schema.js';
+import { currentRequest } from '../platform/request-context.js';
 import { MAX_RETRY_SPAN_MS } from './schedule.js';
 
 /** Event types sent to customers' webhook endpoints. */
@@ -69,10 +70,12 @@ export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Dat
   const delivery = endpoint
     ? { payload: JSON.stringify({ type: event.type, timestamp: now.toISOString(), data: event.data }) }
     : { payload: null, status: 'failed' as const, last_error: NO_ENDPOINT_ERROR };
+  const request = currentRequest();
   await db
     .insertInto('webhook_deliveries')
     .values({
       message_id: messageId,
+      ...(request ? { traceparent: `00-${request.trace.traceId}-${request.trace.spanId}-${request.trace.flags}`, request_id: request.requestId } : {}),
       org_id: event.orgId,
       mode: event.mode,
       event_type: event.type,

@@ -20,6 +20,8 @@ interface ClaimRow {
   secret: string | null;
   previous_secret: string | null;
   signing: WebhookSigning | null;
+  traceparent: string | null;
+  request_id: string | null;
 }
 
 export interface ClaimRequest {
@@ -112,7 +114,7 @@ async function claimOldest(db: Kysely<DB>, limit: number, leaseMs: number): Prom
           order by next_attempt_at
           limit ${limit}
           for update skip locked)
-      returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body
+      returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body, d.traceparent, d.request_id
     )
     select c.*, e.url, e.secret, e.signing,
            case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret
@@ -158,7 +160,7 @@ async function claimFairly(db: Kysely<DB>, request: ClaimRequest): Promise<Claim
       update webhook_deliveries d
          set locked_until = now() + ${request.leaseMs} * interval '1 millisecond', attempts = d.attempts + 1
        where d.id in (select id from picked)
-      returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body
+      returning d.id, d.message_id, d.org_id, d.mode, d.attempts, d.payload::text as body, d.traceparent, d.request_id
     )
     select (select count(*) from seen)::integer as seen, (select count(*) from deferred)::integer as deferred,
            c.*, e.url, e.secret, e.signing,
@@ -183,6 +185,8 @@ function toClaimed(row: ClaimRow): ClaimedDelivery {
     url: row.url,
     secrets: [row.secret, row.previous_secret].filter((secret): secret is string => !!secret),
     signing: row.signing ?? DEFAULT_WEBHOOK_SIGNING,
+    traceparent: row.traceparent,
+    requestId: row.request_id,
   };
 }
 

@@ -84,7 +84,7 @@ describe('consent on identity lookups (style B)', () => {
       const res = await post(`${ID}/nin/70412358961`, org.testSecret, { consent });
       expect(res.statusCode, res.body).toBe(400);
       const body = res.json();
-      expect(Object.keys(body).sort()).toEqual(['error', 'message', 'statusCode']);
+      expect(Object.keys(body).sort()).toEqual(['error', 'message', 'requestId', 'statusCode']);
       expect(body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
       expect(body.message).toMatch(message);
     }
@@ -104,6 +104,7 @@ describe('consent on identity lookups (style B)', () => {
       statusCode: 400,
       error: 'Bad Request',
       message: 'consent is required for this organization: send consent with reference, obtainedAt and channel in the body, or the X-Consent-Reference, X-Consent-Obtained-At, X-Consent-Channel headers',
+      requestId: missing.headers['x-request-id'],
     });
     const tin = await t.app.inject({ method: 'GET', url: `${ID}/tin/23456789-0001`, headers: bearer(org.testSecret) });
     expect(tin.statusCode).toBe(400);
@@ -135,7 +136,7 @@ describe('consent on workflow creations (style A)', () => {
 
       const invalid = await post(path, org.testSecret, { ...body, consent: { ...CONSENT, obtainedAt: 'yesterday', channel: 'telepathy' } });
       expect(invalid.statusCode).toBe(400);
-      expect(Object.keys(invalid.json()).sort()).toEqual(['code', 'message', 'status']);
+      expect(Object.keys(invalid.json()).sort()).toEqual(['code', 'message', 'requestId', 'status']);
       expect(invalid.json()).toMatchObject({ status: 'error', code: 'VALIDATION_ERROR' });
       expect(invalid.json().message).toContain('consent.obtainedAt must be an ISO 8601 date-time with a time zone');
       expect(invalid.json().message).toContain('consent.channel must be one of web, mobile, in_person, phone, paper, other');
@@ -147,6 +148,7 @@ describe('consent on workflow creations (style A)', () => {
         status: 'error',
         code: 'VALIDATION_ERROR',
         message: 'consent is required for this organization: send consent with reference, obtainedAt and channel',
+        requestId: missing.headers['x-request-id'],
       });
       created(await post(path, org.testSecret, { ...body, reference: `with-consent-${family}`, consent: CONSENT }));
     });

@@ -763,6 +763,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -787,6 +792,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -811,6 +821,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -835,6 +850,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -847,6 +867,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -861,6 +886,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -956,6 +986,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -980,6 +1015,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1004,6 +1044,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1028,6 +1073,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1040,6 +1090,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1054,6 +1109,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1161,6 +1221,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1185,6 +1250,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1209,6 +1279,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1233,6 +1308,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1245,6 +1325,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1259,6 +1344,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1366,6 +1456,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1390,6 +1485,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1414,6 +1514,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1438,6 +1543,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1450,6 +1560,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1464,6 +1579,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1568,6 +1688,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1592,6 +1717,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1616,6 +1746,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1640,6 +1775,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1652,6 +1792,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1666,6 +1811,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1773,6 +1923,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1797,6 +1952,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1821,6 +1981,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1845,6 +2010,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1857,6 +2027,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1871,6 +2046,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1968,6 +2148,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1992,6 +2177,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2016,6 +2206,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2040,6 +2235,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2064,6 +2264,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2078,6 +2283,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2179,6 +2389,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2203,6 +2418,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2227,6 +2447,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2251,6 +2476,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2275,6 +2505,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2289,6 +2524,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2366,6 +2606,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2390,6 +2635,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2414,6 +2664,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2438,6 +2693,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2462,6 +2722,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2476,6 +2741,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2591,6 +2861,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2615,6 +2890,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2639,6 +2919,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2663,6 +2948,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2675,6 +2965,11 @@ export interface operations {
                     "application/json": {
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2699,6 +2994,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2723,6 +3023,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2747,6 +3052,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2761,6 +3071,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2785,6 +3100,11 @@ export interface operations {
                                 [key: string]: string;
                             };
                         }[];
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2886,6 +3206,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2900,6 +3225,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2914,6 +3244,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3049,6 +3384,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3063,6 +3403,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3077,6 +3422,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3091,6 +3441,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3105,6 +3460,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3119,6 +3479,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3213,6 +3578,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3227,6 +3597,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3241,6 +3616,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3255,6 +3635,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3297,6 +3682,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3311,6 +3701,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3325,6 +3720,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3339,6 +3739,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3353,6 +3758,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3466,6 +3876,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3480,6 +3895,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3494,6 +3914,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3508,6 +3933,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3522,6 +3952,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3625,6 +4060,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3639,6 +4079,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3653,6 +4098,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3667,6 +4117,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3681,6 +4136,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3818,6 +4278,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3832,6 +4297,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3846,6 +4316,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4030,6 +4505,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4044,6 +4524,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4058,6 +4543,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4072,6 +4562,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4086,6 +4581,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4100,6 +4600,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4230,6 +4735,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4244,6 +4754,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4258,6 +4773,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4272,6 +4792,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4314,6 +4839,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4328,6 +4858,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4342,6 +4877,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4356,6 +4896,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4370,6 +4915,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4509,6 +5059,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4523,6 +5078,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4537,6 +5097,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4551,6 +5116,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4565,6 +5135,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4611,6 +5186,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4625,6 +5205,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4691,6 +5276,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4705,6 +5295,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4747,6 +5342,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4761,6 +5361,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4775,6 +5380,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4789,6 +5399,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4803,6 +5418,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4879,6 +5499,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4893,6 +5518,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4907,6 +5537,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4921,6 +5556,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4935,6 +5575,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4949,6 +5594,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4963,6 +5613,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4998,7 +5653,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Error, style A */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5009,10 +5664,15 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Error, style A */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5023,6 +5683,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5116,6 +5781,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5130,6 +5800,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5144,6 +5819,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5277,6 +5957,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5291,6 +5976,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5305,6 +5995,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5319,6 +6014,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5333,6 +6033,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5347,6 +6052,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5361,6 +6071,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5445,6 +6160,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5459,6 +6179,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5473,6 +6198,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5487,6 +6217,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5529,6 +6264,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5543,6 +6283,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5557,6 +6302,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5571,6 +6321,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5585,6 +6340,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5676,6 +6436,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5690,6 +6455,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5704,6 +6474,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5718,6 +6493,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5732,6 +6512,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5851,6 +6636,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5865,6 +6655,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5879,6 +6674,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6024,6 +6824,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6038,6 +6843,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6052,6 +6862,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6066,6 +6881,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6080,6 +6900,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6094,6 +6919,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6204,6 +7034,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6218,6 +7053,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6232,6 +7072,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6246,6 +7091,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6288,6 +7138,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6302,6 +7157,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6316,6 +7176,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6330,6 +7195,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6344,6 +7214,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6461,6 +7336,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6475,6 +7355,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6489,6 +7374,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6503,6 +7393,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6517,6 +7412,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6644,6 +7544,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6658,6 +7563,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6672,6 +7582,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6834,6 +7749,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6848,6 +7768,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6862,6 +7787,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6876,6 +7806,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6890,6 +7825,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7008,6 +7948,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7022,6 +7967,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7036,6 +7986,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7050,6 +8005,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7092,6 +8052,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7106,6 +8071,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7120,6 +8090,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7134,6 +8109,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7290,6 +8270,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7304,6 +8289,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7318,6 +8308,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7509,6 +8504,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7523,6 +8523,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7537,6 +8542,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7551,6 +8561,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7565,6 +8580,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7579,6 +8599,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7728,6 +8753,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7742,6 +8772,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7756,6 +8791,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7798,6 +8838,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7812,6 +8857,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7826,6 +8876,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7840,6 +8895,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7998,6 +9058,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8012,6 +9077,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8026,6 +9096,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8040,6 +9115,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8054,6 +9134,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };

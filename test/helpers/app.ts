@@ -89,3 +89,14 @@ export async function buildTestContext(options: TestContextOptions = {}): Promis
 export function bearer(secret: string) {
   return { authorization: `Bearer ${secret}` };
 }
+
+/**
+ * An answer's body without its `requestId` (every error body carries its request's id,
+ * src/platform/request-context.ts): for tests that two answers are alike, which they are in all
+ * but that.
+ */
+export function sansRequestId(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { requestId: _requestId, ...rest } = body as Record<string, unknown>;
+  return rest;
+}

@@ -68,7 +68,7 @@ describe('identity lookups in test mode', () => {
     it('answers 404 style C for any other BVN', async () => {
       const res = await post('/bvn/22345678902', ADAEZE);
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ code: 'NOT_FOUND_ERROR', message: expect.stringMatching(/valid BVN/) });
+      expect(res.json()).toEqual({ code: 'NOT_FOUND_ERROR', message: expect.stringMatching(/valid BVN/) , requestId: expect.stringMatching(/^req_/) });
     });
 
     it('rejects a malformed BVN, type or dob with 400 style B', async () => {
@@ -174,7 +174,7 @@ describe('identity lookups in test mode', () => {
       );
       const missing = await post('/vin/90F5B1234C567890124');
       expect(missing.statusCode).toBe(404);
-      expect(missing.json()).toEqual({ statusCode: 404, error: 'Not Found', message: expect.stringMatching(/[Vv]oters/) });
+      expect(missing.json()).toEqual({ statusCode: 404, error: 'Not Found', message: expect.stringMatching(/[Vv]oters/) , requestId: expect.stringMatching(/^req_/) });
     });
   });
 

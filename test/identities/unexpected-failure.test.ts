@@ -29,7 +29,7 @@ describe('unexpected failures', () => {
     });
     expect(res.statusCode).toBe(500);
     const body = res.json();
-    expect(body).toEqual({ status: 'error', code: 'INTERNAL_SERVER_ERROR', message: expect.any(String) });
+    expect(body).toEqual({ status: 'error', code: 'INTERNAL_SERVER_ERROR', message: expect.any(String) , requestId: expect.stringMatching(/^req_/) });
     expect(res.body).not.toContain('exploded');
     expect(res.body).not.toMatch(/\.ts:\d+/);
     expect(t.logs.join('')).toContain('upstream registry exploded');

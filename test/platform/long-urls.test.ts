@@ -15,12 +15,12 @@ interface Answer {
 
 function expectStyleA(res: Answer, status: number, code: string) {
   expect(res.contentType, res.body).toMatch(/^application\/json/);
-  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', code, message: expect.any(String) } });
+  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', code, message: expect.any(String), requestId: expect.stringMatching(/^req_/) } });
 }
 
 function expectStyleB(res: Answer, status: number, error: string) {
   expect(res.contentType, res.body).toMatch(/^application\/json/);
-  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { statusCode: status, error, message: expect.any(String) } });
+  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { statusCode: status, error, message: expect.any(String), requestId: expect.stringMatching(/^req_/) } });
 }
 
 /**

@@ -64,7 +64,7 @@ describe('rate limits', () => {
 
     const limited = await lookup(org.testSecret);
     expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests: at most 3 a minute; retry in \d+ s$/) });
+    expect(limited.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests: at most 3 a minute; retry in \d+ s$/) , requestId: expect.stringMatching(/^req_/) });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.headers['ratelimit-remaining']).toBe('0');
     // The workflow families answer style A; the secret's one counter covers every route.

@@ -52,7 +52,7 @@ describe('asking for live API access', () => {
 
     const twice = await ask(owner, org.id, { riskLevel: 'LOW', payloadType: 'FULL' });
     expect(twice.statusCode).toBe(409);
-    expect(twice.json()).toEqual({ status: 'error', code: 'CONFLICT', message: expect.stringMatching(/already pending/) });
+    expect(twice.json()).toEqual({ status: 'error', code: 'CONFLICT', message: expect.stringMatching(/already pending/) , requestId: expect.stringMatching(/^req_/) });
 
     const access = await accessOf(owner, org.id);
     expect(access).toEqual({
@@ -206,7 +206,7 @@ describe('who may ask, and bad input', () => {
     await ctx.database.db.updateTable('people').set({ email_verified_at: null }).where('id', '=', owner.personId).execute();
     const res = await ask(owner, org.id, { riskLevel: 'LOW', payloadType: 'FULL' });
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ status: 'error', code: 'FORBIDDEN', message: expect.stringMatching(/^Verify your email first/) });
+    expect(res.json()).toEqual({ status: 'error', code: 'FORBIDDEN', message: expect.stringMatching(/^Verify your email first/) , requestId: expect.stringMatching(/^req_/) });
   });
 
   it('lets owners and admins ask; developers and viewers only see', async () => {

@@ -114,7 +114,7 @@ describe('sign-up', () => {
   it('refuses a bad email or a missing field, in style A', async () => {
     const bad = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { name: 'X', organizationName: 'X', email: 'not-an-email' } });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringMatching(/^email/) });
+    expect(bad.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.stringMatching(/^email/) , requestId: expect.stringMatching(/^req_/) });
     const missing = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-up', payload: { email: email() } });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().message).toMatch(/required/);
@@ -259,7 +259,7 @@ describe('sign-in', () => {
     for (const payload of [{ email: address, password: 'wrong password!' }, { email: email(), password: PASSWORD }]) {
       const res = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/sign-in', payload });
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ status: 'error', code: 'ACCESS_DENIED', message: 'Wrong email or password' });
+      expect(res.json()).toEqual({ status: 'error', code: 'ACCESS_DENIED', message: 'Wrong email or password' , requestId: expect.stringMatching(/^req_/) });
     }
   });
 

@@ -25,7 +25,7 @@ describe('portal sessions and CSRF', () => {
     for (const cookie of [undefined, 'vouch_session=nope', `vouch_session=${'a'.repeat(43)}`]) {
       const res = await ctx.app.inject({ method: 'GET', url: '/api/me', headers: cookie ? { cookie } : {} });
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ status: 'error', code: 'ACCESS_DENIED', message: expect.stringContaining('Sign in') });
+      expect(res.json()).toEqual({ status: 'error', code: 'ACCESS_DENIED', message: expect.stringContaining('Sign in') , requestId: expect.stringMatching(/^req_/) });
     }
   });
 

@@ -5,6 +5,7 @@ import { buildTestContext, type TestContext } from '../helpers/app.js';
 import { expectFailure, runCli, throwawayEnv, type ThrowawayEnv } from '../helpers/cli.js';
 import { portal, portalOrg, portalUser } from '../helpers/portal.js';
 import { until } from '../helpers/smtp.js';
+import { sansRequestId } from '../helpers/app.js';
 
 /**
  * Names Vouch writes into its pages and mails (an organization's, a person's) hold no control or
@@ -37,7 +38,7 @@ describe('names in the portal', () => {
       [{ name: 'Ada\u2066 Obi', organizationName: 'Kolo' }, HIDDEN('name', 'U+2066')],
     ] as const) {
       const res = await signUp(payload);
-      expect([res.statusCode, res.json()], JSON.stringify(payload)).toEqual([400, { status: 'error', code: 'VALIDATION_ERROR', message }]);
+      expect([res.statusCode, sansRequestId(res.json())], JSON.stringify(payload)).toEqual([400, { status: 'error', code: 'VALIDATION_ERROR', message }]);
     }
     for (const payload of [
       { name: 'Ọlá Àdìgún', organizationName: 'Àdìgún & Ọmọ Ltd' },
@@ -57,7 +58,7 @@ describe('names in the portal', () => {
     });
     await ctx.database.db.updateTable('pending_sign_ups').set({ organization_name: 'Kolo \u202Eknab' }).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
     const done = await portal(ctx.app, undefined, { method: 'POST', url: '/api/auth/complete-sign-up', payload: { token, password: 'a long enough password 1' } });
-    expect([done.statusCode, done.json()]).toEqual([400, { status: 'error', code: 'VALIDATION_ERROR', message: HIDDEN('organizationName', 'U+202E') }]);
+    expect([done.statusCode, sansRequestId(done.json())]).toEqual([400, { status: 'error', code: 'VALIDATION_ERROR', message: HIDDEN('organizationName', 'U+202E') }]);
     expect(await ctx.database.db.selectFrom('organizations').select('id').where('name', '=', 'Kolo \u202Eknab').execute()).toEqual([]);
   });
 

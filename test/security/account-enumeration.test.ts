@@ -21,7 +21,8 @@ const unknownEmail = () => `nobody-${++n}-${Date.now()}@example.com`;
 function shown(res: { statusCode: number; body: string; headers: Record<string, unknown> }) {
   const headers = { ...res.headers };
   for (const name of ['date', 'x-request-id', 'content-length', 'retry-after', 'ratelimit-reset']) delete headers[name];
-  return { status: res.statusCode, body: res.body, headers };
+  // Each answer carries its own request id (in the header and an error body): alike but for it.
+  return { status: res.statusCode, body: res.body.replace(/"requestId":"req_[0-9a-f]{24}"/, '"requestId":"…"'), headers };
 }
 
 /** Waits, if need be, for the next minute, so that at least `ms` of the current one is left. */

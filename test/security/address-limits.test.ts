@@ -32,7 +32,7 @@ describe('per-address limit of refused credentials', () => {
 
     const limited = await t.app.inject({ method: 'POST', url: LOOKUP, headers: bearer(WRONG_SECRET), payload: {}, remoteAddress });
     expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests: at most 3 a minute/) });
+    expect(limited.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests: at most 3 a minute/) , requestId: expect.stringMatching(/^req_/) });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // The routed path decides, not its spelling.
     expect((await t.app.inject({ method: 'POST', url: '/%761/verifications/identities/bvn/22345678901?type=basic', payload: {}, remoteAddress })).statusCode).toBe(429);

@@ -128,7 +128,7 @@ describe('face match caps: per organization (429) and per process (503)', () => 
 
     const extra = await promptly(match(a));
     expect(extra.statusCode, extra.body).toBe(429);
-    expect(extra.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/face match/i) });
+    expect(extra.json()).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/face match/i) , requestId: expect.stringMatching(/^req_/) });
     expect(Number(extra.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 
     // Another organization is not held back by the first one's cap.
@@ -138,7 +138,7 @@ describe('face match caps: per organization (429) and per process (503)', () => 
     // Three matches run in the process (its cap here): the next one, from anyone, is 503.
     const saturated = await promptly(match(c));
     expect(saturated.statusCode, saturated.body).toBe(503);
-    expect(saturated.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/face match/i) });
+    expect(saturated.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/face match/i) , requestId: expect.stringMatching(/^req_/) });
     expect(Number(saturated.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 
     matcher.release();

@@ -96,7 +96,7 @@ describe('routed-path decisions', () => {
   it('answers an identity route reached by an encoded path in its own style (B)', async () => {
     const answer = await t.app.inject({ method: 'POST', url: '/v1/%76erifications/identities/bvn/22345678901?type=basic', payload: {}, remoteAddress: '203.0.113.22' });
     expect(answer.statusCode).toBe(401);
-    expect(answer.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.stringMatching(/^Missing Authorization header/) });
+    expect(answer.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.stringMatching(/^Missing Authorization header/) , requestId: expect.stringMatching(/^req_/) });
   });
 
   it('keeps the JSON 404 of an API family for an encoded path, never the web app', async () => {

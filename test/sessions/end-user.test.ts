@@ -148,7 +148,7 @@ describe('verification sessions: the end-user API (real sockets)', () => {
       expectStyleA(await http.post(api(token, '/id'), undefined, { idType: 'NIN', idNumber: 12345678901 }), 400, 'VALIDATION_ERROR');
       const first = await http.post(api(token, '/id'), undefined, { idType: 'NIN', idNumber: '70412358960' });
       expect(first.status).toBe(422);
-      expect(first.json()).toEqual({ status: 'error', code: 'ID_NOT_VERIFIED', message: expect.stringMatching(/2 tries left/), attemptsLeft: 2 });
+      expect(first.json()).toEqual({ status: 'error', code: 'ID_NOT_VERIFIED', message: expect.stringMatching(/2 tries left/), attemptsLeft: 2 , requestId: expect.stringMatching(/^req_/) });
       expect((await http.get(api(token))).json()).toMatchObject({ step: 'id', attemptsLeft: { id: 2 } });
       expect((await http.post(api(token, '/id'), undefined, { idType: 'BVN', idNumber: '22345678900' })).json().attemptsLeft).toBe(1);
       const last = await http.post(api(token, '/id'), undefined, { idType: 'NIN', idNumber: '70412358962' });

@@ -199,7 +199,7 @@ describe('verification sessions: the frames upload is bounded in size, time and 
     expect(answer, 'no answer within 10 s').toMatch(/^HTTP\/1\.1 413 /);
     expect(Date.now() - started).toBeLessThan(5_000);
     const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-    expect(body).toEqual({ status: 'error', code: 'PAYLOAD_TOO_LARGE', message: expect.stringMatching(/At most 25 frames/) });
+    expect(body).toEqual({ status: 'error', code: 'PAYLOAD_TOO_LARGE', message: expect.stringMatching(/At most 25 frames/) , requestId: expect.stringMatching(/^req_/) });
     // The attempt was not spent: it still takes frames.
     expect((await http.get(`/verify/api/${token}`)).json()).toMatchObject({ step: 'liveness', lastAttempt: null });
   });

@@ -674,6 +674,7 @@ describe('verification links', () => {
         status: 'error',
         code: 'PAYMENT_REQUIRED',
         message: 'The organization that asked for this verification cannot take it further just now. Please try again later, or contact them.',
+        requestId: refused.headers['x-request-id'],
       });
       expect(registry.asked).toHaveLength(asked);
       expect(await sessionOf(third)).toMatchObject({ id_attempts: 0, usage_id: null, price: 0 });

@@ -155,7 +155,7 @@ describe.each(PROVIDERS)('routed to $source', ({ source, genuine }) => {
     await route(org, { engine: 'upstream', source });
     const res = await match(org.liveSecret, UNKNOWN_TO_PROVIDERS, selfies.nin.bytes);
     expect(res.statusCode, res.body).toBe(404);
-    expect(res.json()).toEqual({ code: 'NOT_FOUND_ERROR', message: expect.stringMatching(/NIN not found/) });
+    expect(res.json()).toEqual({ code: 'NOT_FOUND_ERROR', message: expect.stringMatching(/NIN not found/) , requestId: expect.stringMatching(/^req_/) });
     expect(await usage(org.id)).toEqual([{ outcome: 'not_found', price: 0, source: 'embedded' }]);
     expect(await balance(org.id)).toBe(10 * PRICE);
   }, 60_000);
@@ -197,7 +197,7 @@ describe('when the provider cannot answer', () => {
     for (let i = 0; i < 2; i++) {
       const res = await match(org.liveSecret, identities.nin.nin, selfies.nin.bytes);
       expect(res.statusCode, res.body).toBe(503);
-      expect(res.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/face-match provider is unavailable/) });
+      expect(res.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/face-match provider is unavailable/) , requestId: expect.stringMatching(/^req_/) });
       expect(res.headers['retry-after']).toBe(i === 0 ? '7' : '2');
     }
     // Open: the next match is refused without a request to the provider.

@@ -81,7 +81,7 @@ describe('the upstream is down and the embedded registry holds no records of the
     const response = await bvnLookup(upstream.identities.bvn.bvn);
     expect(response.statusCode, response.body).toBe(503);
     expect(response.headers['retry-after']).toBe('7');
-    expect(response.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/unavailable/) });
+    expect(response.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/unavailable/) , requestId: expect.stringMatching(/^req_/) });
     // A number nobody holds is no different: nothing that could know it answered.
     expect((await bvnLookup('22999999999')).statusCode).toBe(503);
     // The circuit is open now: the answer comes at once, with its remaining cool-down.

@@ -282,7 +282,7 @@ describe('every source down', () => {
     const response = await bvnLookup();
     expect(response.statusCode).toBe(503);
     expect(response.headers['retry-after']).toBe('7');
-    expect(response.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/unavailable/) });
+    expect(response.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: expect.stringMatching(/unavailable/) , requestId: expect.stringMatching(/^req_/) });
     // Once the circuit is open, Retry-After is its remaining cool-down.
     await bvnLookup();
     const open = await bvnLookup();

@@ -68,7 +68,7 @@ describe("the console changes an endpoint's signing", () => {
     for (const payload of [{ signing: 'hmac' }, { signing: 'VERIFYME' }, {}, { signing: null }]) {
       const res = await setSigning(org.id, 'live', payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
-      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.any(String) });
+      expect(res.json()).toEqual({ status: 'error', code: 'VALIDATION_ERROR', message: expect.any(String) , requestId: expect.stringMatching(/^req_/) });
     }
     expect((await setSigning(org.id, 'sandbox', { signing: 'both' })).statusCode).toBe(400);
     const none = await setSigning(org.id, 'test', { signing: 'both' });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { outboundTraceHeaders } from '../../platform/request-context.js';
 import { UpstreamFailure } from './adapter.js';
 
 /** At most this much of an upstream's body is read: a record with a photo is well below it. */
@@ -69,7 +70,7 @@ export async function upstreamRequest(url: string, init: UpstreamRequestInit): P
       settled();
       outerReject(err);
     };
-    const headers: Record<string, string | number> = { ...init.headers };
+    const headers: Record<string, string | number> = { ...init.headers, ...outboundTraceHeaders() };
     if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
     const request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method, headers, agent }, (response) => {
       const declared = Number(response.headers['content-length']);

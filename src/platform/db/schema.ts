@@ -122,6 +122,9 @@ export interface WebhookDeliveriesTable {
   /** The verification the event reports on (kind and id), null for events about none (0009). */
   resource_kind: ColumnType<string | null, string | null | undefined, string | null>;
   resource_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The trace and id of the request that caused the event, null outside one (0050). */
+  traceparent: ColumnType<string | null, string | null | undefined, string | null>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface WebhookAttemptsTable {
