@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../../src/platform/errors.js';
-import { BUSINESS_BODY } from '../agents/fixtures.js';
+import { ADDRESS_BODY, BUSINESS_BODY } from '../agents/fixtures.js';
 import { bearer, buildTestContext, type TestContext } from '../helpers/app.js';
 import { portal, portalOrg, type PortalOrg } from '../helpers/portal.js';
 import { EMPLOYMENT_BODY, GUARANTOR_BODY } from '../respondents/fixtures.js';
@@ -13,13 +13,13 @@ interface Answer {
 
 function expectStyleA(res: Answer, status: number, message?: RegExp) {
   expect(res.headers['content-type'], res.body).toMatch(/^application\/json/);
-  expect({ status: res.statusCode, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', code: expect.any(String), message: expect.any(String) } });
+  expect({ status: res.statusCode, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', code: expect.any(String), message: expect.any(String), requestId: expect.stringMatching(/^req_/) } });
   if (message) expect(JSON.parse(res.body).message).toMatch(message);
 }
 
 function expectStyleB(res: Answer, status: number, message?: RegExp) {
   expect(res.headers['content-type'], res.body).toMatch(/^application\/json/);
-  expect({ status: res.statusCode, body: JSON.parse(res.body) }).toEqual({ status, body: { statusCode: status, error: expect.any(String), message: expect.any(String) } });
+  expect({ status: res.statusCode, body: JSON.parse(res.body) }).toEqual({ status, body: { statusCode: status, error: expect.any(String), message: expect.any(String), requestId: expect.stringMatching(/^req_/) } });
   if (message) expect(JSON.parse(res.body).message).toMatch(message);
 }
 
@@ -42,6 +42,16 @@ describe('bad input is a 400 in the family style, never a 500', () => {
   });
 
   const post = (url: string, payload: unknown, credential = secret) => t.app.inject({ method: 'POST', url, headers: bearer(credential), payload: payload as object });
+
+  it('names the values an enumerated field takes, test helpers included', async () => {
+    const created = await post('/v1/verifications/addresses', ADDRESS_BODY);
+    expect(created.statusCode, created.body).toBe(201);
+    const helper = await post(`/v1/test-helpers/addresses/${created.json().data.id}/complete`, { outcome: 'bogus' });
+    expectStyleA(helper, 400, /^outcome must be one of verified, failed$/);
+    const session = await post('/v1/test-helpers/sessions/ses_00000000000000000000/complete', { outcome: 'nah' });
+    expectStyleA(session, 400, /^outcome must be one of /);
+    expect(session.json().message).not.toMatch(/allowed values/);
+  });
 
   describe('text with control characters', () => {
     it('refuses NUL in the workflow text fields that reached PostgreSQL, naming the field', async () => {

@@ -54,7 +54,7 @@ describe('requests as clients in the wild send them', () => {
   // What differs between two creations by design: ids, times, and a session's fresh link and client secret.
   const withoutIds = (answer: Answer) => ({
     ...answer,
-    body: answer.body.replace(/"(reference|id|createdAt|expiresAt|url|clientSecret)":"[^"]*"/g, '"$1":"…"'),
+    body: answer.body.replace(/"(reference|id|createdAt|expiresAt|url|clientSecret|requestId)":"[^"]*"/g, '"$1":"…"'),
   });
 
   describe('item 1: an empty body with content-type application/json is {}', () => {
@@ -140,7 +140,7 @@ describe('requests as clients in the wild send them', () => {
       for (const headers of refused) {
         const res = await lookup(headers);
         expect(res.status, JSON.stringify(headers)).toBe(401);
-        expect(JSON.parse(res.body)).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.any(String) });
+        expect(JSON.parse(res.body)).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.any(String) , requestId: expect.stringMatching(/^req_/) });
       }
       const missing = JSON.parse((await lookup({})).body).message as string;
       expect(missing).toContain('Authorization: Bearer <secret>');

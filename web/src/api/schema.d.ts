@@ -2219,6 +2219,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2233,6 +2238,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2287,6 +2297,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2301,6 +2316,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2347,6 +2367,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2361,6 +2386,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2375,6 +2405,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2420,6 +2455,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2434,6 +2474,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2448,6 +2493,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2462,6 +2512,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2506,6 +2561,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2520,6 +2580,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2534,6 +2599,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2548,6 +2618,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2592,6 +2667,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2606,6 +2686,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2620,6 +2705,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2634,6 +2724,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2671,6 +2766,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2685,6 +2785,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2729,6 +2834,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2743,6 +2853,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2757,6 +2872,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2794,6 +2914,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2808,6 +2933,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2822,6 +2952,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2836,6 +2971,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2880,6 +3020,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2894,6 +3039,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2908,6 +3058,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2955,6 +3110,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2969,6 +3129,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -2983,6 +3148,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3028,6 +3198,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3042,6 +3217,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3081,6 +3261,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3095,6 +3280,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3109,6 +3299,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3152,6 +3347,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3166,6 +3366,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3180,6 +3385,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3224,6 +3434,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3238,6 +3453,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3252,6 +3472,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3266,6 +3491,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3304,6 +3534,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3318,6 +3553,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3332,6 +3572,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3377,6 +3622,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3391,6 +3641,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3405,6 +3660,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3419,6 +3679,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3433,6 +3698,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3478,6 +3748,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3492,6 +3767,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3506,6 +3786,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3520,6 +3805,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3565,6 +3855,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3579,6 +3874,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3593,6 +3893,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3607,6 +3912,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3621,6 +3931,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3668,6 +3983,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3682,6 +4002,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3696,6 +4021,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3743,6 +4073,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3757,6 +4092,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3771,6 +4111,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3823,6 +4168,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3837,6 +4187,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3851,6 +4206,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3865,6 +4225,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3879,6 +4244,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3893,6 +4263,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3907,6 +4282,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3947,6 +4327,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3961,6 +4346,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3975,6 +4365,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -3989,6 +4384,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4029,6 +4429,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4043,6 +4448,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4057,6 +4467,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4071,6 +4486,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4085,6 +4505,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4131,6 +4556,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4145,6 +4575,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4159,6 +4594,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4173,6 +4613,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4187,6 +4632,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4201,6 +4651,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4242,6 +4697,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4256,6 +4716,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4270,6 +4735,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4314,6 +4784,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4328,6 +4803,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4342,6 +4822,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4356,6 +4841,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4370,6 +4860,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4384,6 +4879,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4438,6 +4938,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4452,6 +4957,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4466,6 +4976,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4513,6 +5028,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4527,6 +5047,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4541,6 +5066,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4555,6 +5085,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4569,6 +5104,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4583,6 +5123,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4636,6 +5181,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4650,6 +5200,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4664,6 +5219,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4719,6 +5279,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4733,6 +5298,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4747,6 +5317,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4761,6 +5336,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4775,6 +5355,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4823,6 +5408,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4837,6 +5427,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4851,6 +5446,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4865,6 +5465,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4921,6 +5526,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4935,6 +5545,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4949,6 +5564,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4963,6 +5583,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -4977,6 +5602,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5019,6 +5649,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5033,6 +5668,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5047,6 +5687,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5061,6 +5706,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5075,6 +5725,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5120,6 +5775,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5134,6 +5794,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5148,6 +5813,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5162,6 +5832,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5176,6 +5851,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5221,6 +5901,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5235,6 +5920,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5249,6 +5939,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5263,6 +5958,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5277,6 +5977,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5348,6 +6053,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5362,6 +6072,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5376,6 +6091,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5390,6 +6110,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5458,6 +6183,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5472,6 +6202,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5486,6 +6221,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5500,6 +6240,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5557,6 +6302,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5571,6 +6321,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5585,6 +6340,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5599,6 +6359,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5613,6 +6378,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5627,6 +6397,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5702,6 +6477,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5716,6 +6496,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5730,6 +6515,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5744,6 +6534,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5758,6 +6553,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5973,6 +6773,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -5987,6 +6792,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6001,6 +6811,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6015,6 +6830,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6029,6 +6849,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6073,6 +6898,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6087,6 +6917,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6101,6 +6936,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6115,6 +6955,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6129,6 +6974,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6143,6 +6993,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6190,6 +7045,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6204,6 +7064,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6218,6 +7083,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6232,6 +7102,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6246,6 +7121,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6260,6 +7140,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6274,6 +7159,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6351,6 +7241,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6365,6 +7260,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6379,6 +7279,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6393,6 +7298,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6407,6 +7317,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6486,6 +7401,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6500,6 +7420,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6514,6 +7439,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6528,6 +7458,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6542,6 +7477,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6668,6 +7608,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6682,6 +7627,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6696,6 +7646,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6710,6 +7665,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6724,6 +7684,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6770,6 +7735,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6784,6 +7754,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6798,6 +7773,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6812,6 +7792,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6826,6 +7811,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6840,6 +7830,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6879,6 +7874,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6893,6 +7893,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6984,6 +7989,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -6998,6 +8008,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7012,6 +8027,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7026,6 +8046,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7040,6 +8065,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7054,6 +8084,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7068,6 +8103,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7167,6 +8207,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7181,6 +8226,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7195,6 +8245,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7209,6 +8264,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7223,6 +8283,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7237,6 +8302,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7251,6 +8321,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7304,6 +8379,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7318,6 +8398,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7332,6 +8417,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7397,6 +8487,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7411,6 +8506,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7425,6 +8525,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7439,6 +8544,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7483,6 +8593,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7497,6 +8612,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7511,6 +8631,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7525,6 +8650,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7572,6 +8702,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7586,6 +8721,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7600,6 +8740,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7677,6 +8822,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7691,6 +8841,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7705,6 +8860,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7719,6 +8879,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7780,6 +8945,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7794,6 +8964,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7808,6 +8983,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7822,6 +9002,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7899,6 +9084,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7913,6 +9103,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7927,6 +9122,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7941,6 +9141,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7955,6 +9160,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -7969,6 +9179,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8023,6 +9238,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8037,6 +9257,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8051,6 +9276,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8065,6 +9295,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8079,6 +9314,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8132,6 +9372,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8146,6 +9391,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8160,6 +9410,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8174,6 +9429,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8222,6 +9482,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8236,6 +9501,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8250,6 +9520,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8264,6 +9539,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8278,6 +9558,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8325,6 +9610,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8339,6 +9629,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8353,6 +9648,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8367,6 +9667,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8381,6 +9686,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8438,6 +9748,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8452,6 +9767,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8466,6 +9786,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8480,6 +9805,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8526,6 +9856,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8540,6 +9875,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8554,6 +9894,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8568,6 +9913,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8582,6 +9932,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8596,6 +9951,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8665,6 +10025,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8679,6 +10044,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8693,6 +10063,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8707,6 +10082,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8762,6 +10142,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8776,6 +10161,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8790,6 +10180,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8804,6 +10199,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8818,6 +10218,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8879,6 +10284,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8893,6 +10303,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8907,6 +10322,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8921,6 +10341,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8935,6 +10360,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -8949,6 +10379,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9004,6 +10439,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9018,6 +10458,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9032,6 +10477,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9046,6 +10496,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9104,6 +10559,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9118,6 +10578,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9132,6 +10597,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9193,6 +10663,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9207,6 +10682,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9221,6 +10701,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9235,6 +10720,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9290,6 +10780,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9304,6 +10799,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9318,6 +10818,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9332,6 +10837,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9375,6 +10885,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9389,6 +10904,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9403,6 +10923,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9417,6 +10942,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9431,6 +10961,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9500,6 +11035,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9514,6 +11054,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9528,6 +11073,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9542,6 +11092,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9587,6 +11142,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9601,6 +11161,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9615,6 +11180,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9655,6 +11225,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9669,6 +11244,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9683,6 +11263,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9697,6 +11282,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9711,6 +11301,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9725,6 +11320,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9808,6 +11408,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9822,6 +11427,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9836,6 +11446,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9850,6 +11465,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9886,6 +11506,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9900,6 +11525,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9914,6 +11544,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9963,6 +11598,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9977,6 +11617,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -9991,6 +11636,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10005,6 +11655,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10101,6 +11756,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10115,6 +11775,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10129,6 +11794,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10143,6 +11813,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10246,6 +11921,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10260,6 +11940,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10274,6 +11959,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10288,6 +11978,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10302,6 +11997,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10440,6 +12140,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10454,6 +12159,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10468,6 +12178,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10482,6 +12197,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10541,6 +12261,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10555,6 +12280,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10569,6 +12299,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10583,6 +12318,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10657,6 +12397,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10671,6 +12416,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10685,6 +12435,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10699,6 +12454,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10713,6 +12473,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10783,6 +12548,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10797,6 +12567,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10811,6 +12586,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10825,6 +12605,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10839,6 +12624,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10883,6 +12673,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10897,6 +12692,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10911,6 +12711,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10925,6 +12730,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -10939,6 +12749,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11009,6 +12824,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11023,6 +12843,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11037,6 +12862,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11051,6 +12881,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11065,6 +12900,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11079,6 +12919,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11125,6 +12970,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11139,6 +12989,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11153,6 +13008,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11209,6 +13069,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11223,6 +13088,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11237,6 +13107,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11251,6 +13126,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11265,6 +13145,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11304,6 +13189,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11318,6 +13208,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11332,6 +13227,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11422,6 +13322,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11436,6 +13341,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11450,6 +13360,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11464,6 +13379,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11504,6 +13424,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11518,6 +13443,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11532,6 +13462,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11546,6 +13481,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11560,6 +13500,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11574,6 +13519,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11663,6 +13613,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11677,6 +13632,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11691,6 +13651,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11705,6 +13670,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11719,6 +13689,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11733,6 +13708,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11747,6 +13727,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11761,6 +13746,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11775,6 +13765,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11830,6 +13825,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11844,6 +13844,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11858,6 +13863,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11934,6 +13944,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11948,6 +13963,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11962,6 +13982,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11976,6 +14001,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -11990,6 +14020,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12102,6 +14137,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12116,6 +14156,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12130,6 +14175,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12144,6 +14194,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12209,6 +14264,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12223,6 +14283,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12237,6 +14302,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12251,6 +14321,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12265,6 +14340,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12309,6 +14389,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12323,6 +14408,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12337,6 +14427,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12351,6 +14446,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12365,6 +14465,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12428,6 +14533,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12442,6 +14552,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12456,6 +14571,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12470,6 +14590,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12484,6 +14609,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12554,6 +14684,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12568,6 +14703,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12582,6 +14722,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12596,6 +14741,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12672,6 +14822,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12686,6 +14841,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12700,6 +14860,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12714,6 +14879,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12728,6 +14898,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12742,6 +14917,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12841,6 +15021,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12855,6 +15040,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12869,6 +15059,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12910,6 +15105,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12924,6 +15124,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12938,6 +15143,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12952,6 +15162,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12966,6 +15181,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -12980,6 +15200,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13027,6 +15252,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13041,6 +15271,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13055,6 +15290,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13069,6 +15309,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13083,6 +15328,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13097,6 +15347,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13145,6 +15400,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13159,6 +15419,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13173,6 +15438,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13187,6 +15457,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13201,6 +15476,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13215,6 +15495,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13279,6 +15564,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13293,6 +15583,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13307,6 +15602,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13321,6 +15621,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13398,6 +15703,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13412,6 +15722,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13426,6 +15741,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13440,6 +15760,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13454,6 +15779,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13531,6 +15861,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13545,6 +15880,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13559,6 +15899,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13573,6 +15918,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13613,6 +15963,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13627,6 +15982,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13641,6 +16001,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13655,6 +16020,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13701,6 +16071,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13715,6 +16090,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13729,6 +16109,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13743,6 +16128,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13757,6 +16147,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13875,6 +16270,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13889,6 +16289,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13903,6 +16308,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13917,6 +16327,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13979,6 +16394,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -13993,6 +16413,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14007,6 +16432,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14021,6 +16451,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14035,6 +16470,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14113,6 +16553,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14127,6 +16572,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14141,6 +16591,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14155,6 +16610,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14169,6 +16629,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14265,6 +16730,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14279,6 +16749,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14293,6 +16768,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14307,6 +16787,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14321,6 +16806,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14411,6 +16901,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14425,6 +16920,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14439,6 +16939,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14453,6 +16958,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14467,6 +16977,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14538,6 +17053,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14552,6 +17072,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14566,6 +17091,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14580,6 +17110,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14594,6 +17129,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14665,6 +17205,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14679,6 +17224,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14693,6 +17243,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14707,6 +17262,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14721,6 +17281,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14760,6 +17325,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14774,6 +17344,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14788,6 +17363,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14802,6 +17382,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14816,6 +17401,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14869,6 +17459,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14883,6 +17478,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14897,6 +17497,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14911,6 +17516,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14925,6 +17535,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14984,6 +17599,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -14998,6 +17618,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15012,6 +17637,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15081,6 +17711,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15095,6 +17730,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15109,6 +17749,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15123,6 +17768,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15137,6 +17787,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15203,6 +17858,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15217,6 +17877,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15231,6 +17896,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15245,6 +17915,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15259,6 +17934,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15299,6 +17979,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15313,6 +17998,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15327,6 +18017,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15341,6 +18036,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15466,6 +18166,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15480,6 +18185,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15494,6 +18204,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15508,6 +18223,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15522,6 +18242,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15565,6 +18290,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15579,6 +18309,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15593,6 +18328,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15607,6 +18347,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15621,6 +18366,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15737,6 +18487,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15751,6 +18506,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15765,6 +18525,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15779,6 +18544,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15793,6 +18563,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15918,6 +18693,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15932,6 +18712,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15946,6 +18731,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15960,6 +18750,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15974,6 +18769,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -15988,6 +18788,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16111,6 +18916,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16125,6 +18935,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16139,6 +18954,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16153,6 +18973,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16167,6 +18992,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16211,6 +19041,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16225,6 +19060,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16239,6 +19079,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16294,6 +19139,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16308,6 +19158,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16322,6 +19177,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16336,6 +19196,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16350,6 +19215,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16404,6 +19274,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16418,6 +19293,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16432,6 +19312,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16482,6 +19367,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16496,6 +19386,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16510,6 +19405,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -16524,6 +19424,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };

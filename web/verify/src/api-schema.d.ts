@@ -228,6 +228,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -242,6 +247,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -338,6 +348,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -352,6 +367,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -366,6 +386,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -380,6 +405,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -394,6 +424,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -408,6 +443,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -422,6 +462,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -436,6 +481,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -530,6 +580,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -544,6 +599,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -558,6 +618,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -572,6 +637,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -586,6 +656,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -602,6 +677,11 @@ export interface operations {
                         code: "ID_NOT_VERIFIED";
                         message: string;
                         attemptsLeft: number;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -616,6 +696,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -630,6 +715,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -644,6 +734,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -694,6 +789,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -708,6 +808,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -722,6 +827,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -736,6 +846,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -750,6 +865,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -764,6 +884,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -778,6 +903,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -864,6 +994,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -878,6 +1013,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -892,6 +1032,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -906,6 +1051,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -920,6 +1070,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -934,6 +1089,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -948,6 +1108,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -962,6 +1127,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -976,6 +1146,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -990,6 +1165,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1080,6 +1260,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1094,6 +1279,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1108,6 +1298,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1122,6 +1317,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1168,6 +1368,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1182,6 +1387,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1196,6 +1406,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1210,6 +1425,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1224,6 +1444,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
@@ -1238,6 +1463,11 @@ export interface operations {
                         status: "error";
                         code: string;
                         message: string;
+                        /**
+                         * @description The request's id, as in the X-Request-Id header: quote it when you write to support
+                         * @example req_5f0c2b9e8a7d41c3b6e2a901
+                         */
+                        requestId?: string;
                     };
                 };
             };
