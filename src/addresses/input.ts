@@ -80,9 +80,14 @@ const ID_CLASS: Record<string, IdClass> = {
 };
 
 /** The idType when it is one of `allowed`, spelled exactly so (surrounding spaces aside). */
+/**
+ * The documented form of an idType, read in any letter case and spacing (`"bvn"`, `"Kyc  phone"`):
+ * clients in the wild send the business endpoint the identity endpoints' lowercase. The record
+ * keeps the documented form.
+ */
 function canonicalIdType(raw: string, allowed: readonly string[]): string | undefined {
-  const value = raw.trim();
-  return allowed.find((option) => option === value);
+  const value = raw.trim().replace(/\s+/g, ' ').toUpperCase();
+  return allowed.find((option) => option.toUpperCase() === value);
 }
 
 /** The id number in its canonical form for the class, or undefined when malformed. */

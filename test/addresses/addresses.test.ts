@@ -57,7 +57,8 @@ describe('address verifications', () => {
         country: 'NG',
         applicant: {
           firstname: 'Musa', lastname: 'Bello', middlename: 'Ade', dob: '01-02-1985', phone: '0803 123 4567',
-          idType: 'KYC', idNumber: '08031234567', gender: 'male', photo: 'https://example.com/p.jpg',
+          // Enumerations are read in any letter case; the record keeps the documented form.
+          idType: 'kyc', idNumber: '08031234567', gender: 'male', photo: 'https://example.com/p.jpg',
         },
       });
       expect(res.statusCode).toBe(201);
@@ -78,7 +79,7 @@ describe('address verifications', () => {
         [{ ...ADDRESS_BODY, country: 'Ghana' }, [/country must be Nigeria/]],
         [{ ...ADDRESS_BODY, applicant: { lastname: 'Okonkwo' } }, [/applicant.firstname is required/]],
         [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, firstname: '' } }, [/applicant.firstname is required/]],
-        [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idType: 'nin' } }, [/applicant.idType must be one of BVN, NIN, KYC/]],
+        [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idType: 'nin card' } }, [/applicant.idType must be one of BVN, NIN, KYC/]],
         [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idType: 'PASSPORT' } }, [/idType must be one of BVN, NIN, KYC/]],
         [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idNumber: '1234' } }, [/idNumber must be an 11-digit NIN/]],
         [{ ...ADDRESS_BODY, applicant: { ...ADDRESS_BODY.applicant, idType: 'KYC', idNumber: '12345' } }, [/valid Nigerian phone number for idType KYC/]],

@@ -83,6 +83,19 @@ describe('business verifications', () => {
       }
     });
 
+    it('reads idType in any letter case and spacing (clients send the identity endpoints\' "bvn"), and keeps the documented form', async () => {
+      for (const [idType, idNumber, stored] of [
+        ['bvn', '22345678901', 'BVN'],
+        ['Nin', '12345678901', 'NIN'],
+        ['kyc  phone', '08031234567', 'KYC PHONE'],
+        [' Drivers Licence ', 'KJA83927AA02', 'DRIVERS LICENCE'],
+      ]) {
+        const res = await http.post(BASE, secret, { ...BUSINESS_BODY, applicant: { ...BUSINESS_BODY.applicant, idType, idNumber } });
+        expect(res.statusCode, `${idType}: ${res.body}`).toBe(200);
+        expect(res.json().data.applicant.idType).toBe(stored);
+      }
+    });
+
     it('answers 400 style A naming the bad fields', async () => {
       const { name: _n, ...noName } = BUSINESS_BODY;
       const cases: [object, RegExp][] = [
