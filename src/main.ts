@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { AccountError, AccountsService, PAYLOAD_TYPES, RISK_LEVELS } from './accounts/service.js';
 import { registerAccessLogCommands } from './access-log/cli.js';
@@ -8,6 +11,7 @@ import { registerOperatorCommands } from './console/cli.js';
 import { choice, CliError, isHelpOrVersion, kobo, print, usageReason, withDatabase } from './cli/support.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ApiError } from './platform/errors.js';
+import { isNotFound } from './platform/not-found.js';
 import { cliAccessRequests, registerAccessCommands } from './portal/access/cli.js';
 import { changePrice, validatePrice } from './portal/billing/checks.js';
 import { priceList } from './portal/billing/service.js';
@@ -25,6 +29,22 @@ import { registerUpstreamCommands } from './identities/upstreams/cli.js';
 import { registerListCommands } from './screening/lists/cli.js';
 
 
+/**
+ * The package's version: the nearest package.json named vouch above this module (src/ and dist/
+ * sit beside it; a test build deeper down, an installed package in node_modules/vouch).
+ */
+function packageVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'vouch' && pkg.version) return pkg.version;
+    } catch {
+      // No package.json here, or not one we can read: look further up.
+    }
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
+}
+
 function orgSummary(org: { id: string; name: string; riskLevel: string; payloadType: string; enabled: boolean; balance: number }) {
   return `${org.id}  ${org.name}  risk=${org.riskLevel} payload=${org.payloadType} enabled=${org.enabled} balance=${org.balance} kobo`;
 }
@@ -35,7 +55,8 @@ export function buildCli(): Command {
     // Commander's parse errors are thrown (and inherited by every subcommand made below) so that
     // main() prints them like any other failure: one "vouch: ..." line, exit code 1.
     .configureOutput({ outputError: () => undefined })
-    .exitOverride();
+    .exitOverride()
+    .version(packageVersion(), '-V, --version', 'print the version');
 
   // The server, the worker and the face model's samples load only for the commands that use
   // them: every other command starts in a fraction of the time.
@@ -66,6 +87,7 @@ export function buildCli(): Command {
   const org = program.command('org').description('manage organizations (tenants)');
   org
     .command('create')
+    .description('create an organization; prints its test and live secrets, once')
     .requiredOption('--name <name>', 'organization name')
     .option('--email <email>', 'contact email')
     .option('--risk-level <level>', `one of ${RISK_LEVELS.join(', ')}`, choice('risk level', RISK_LEVELS))
@@ -88,7 +110,18 @@ export function buildCli(): Command {
       });
     });
   org
+    .command('list')
+    .description('every organization: id, name, risk level, payload type, access and balance, oldest first')
+    .option('--json', 'print JSON (an array)')
+    .action(async (opts: { json?: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const all = await new AccountsService(db).list();
+        print(!!opts.json, all, all.length ? all.map(orgSummary).join('\n') : 'no organizations yet: vouch org create --name NAME');
+      });
+    });
+  org
     .command('show <id>')
+    .description('an organization: name, risk level, payload type, access and balance')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
@@ -170,6 +203,7 @@ export function buildCli(): Command {
   price
     .command('set')
     .argument('<type>')
+    .description('set the price of a verification type, in kobo (audited)')
     .argument('<kobo>', 'price in kobo', kobo)
     .option('--json', 'print JSON')
     .action(async (type: string, amount: number, opts: { json?: boolean }) => {
@@ -182,6 +216,7 @@ export function buildCli(): Command {
     });
   price
     .command('list')
+    .description('the price in force of every verification type, in kobo')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
@@ -226,6 +261,25 @@ export function buildCli(): Command {
   return program;
 }
 
+/**
+ * Exit codes (docs/cli.md, "Exit codes"): 0 done; 1 refused or failed; 2 a usage error (an
+ * unknown command or option, a missing or bad argument, bad configuration in the environment);
+ * 3 the thing named does not exist; 75 a temporary failure worth retrying as it is (the database
+ * unreachable, the embedded data folder in use by a running server), as sysexits' EX_TEMPFAIL.
+ */
+export const EXIT_CODES = { failed: 1, usage: 2, notFound: 3, temporary: 75 } as const;
+type Failure = keyof typeof EXIT_CODES;
+
+/** Network errors of a database client: the server is down or unreachable, not the command wrong. */
+const TEMPORARY_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P03', '53300']);
+
+function failureOf(err: unknown): Failure {
+  if (err instanceof CommanderError || err instanceof ConfigError) return 'usage';
+  if (isNotFound(err)) return 'notFound';
+  if (err instanceof DatabaseUnavailableError || TEMPORARY_CODES.has(String((err as { code?: unknown } | null)?.code))) return 'temporary';
+  return 'failed';
+}
+
 function describeError(err: unknown): string {
   if (err instanceof CommanderError) return usageReason(err);
   if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
@@ -243,8 +297,12 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode;
       return;
     }
-    process.stderr.write(`vouch: ${describeError(err)}\n`);
-    process.exitCode = process.exitCode || 1;
+    const failure = failureOf(err);
+    const message = describeError(err);
+    // With --json, the failure is JSON too (on stderr, so stdout stays the command's answer or nothing).
+    const json = argv.slice(2).includes('--json');
+    process.stderr.write(json ? `${JSON.stringify({ error: { kind: failure, exitCode: EXIT_CODES[failure], message } })}\n` : `vouch: ${message}\n`);
+    process.exitCode = EXIT_CODES[failure];
   }
 }
 

@@ -6,6 +6,7 @@ import { cliJson, expectFailure, onPostgres, runCli, throwawayEnv, type CliEnv, 
 
 // Every case spawns `vouch` as built for the run (test/global-setup.ts): under a second of start-up, plus the embedded database's.
 const SLOW = 60_000;
+const PACKAGE_VERSION = (JSON.parse(await fs.readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 const ORG_KEYS = ['balance', 'enabled', 'id', 'liveSecret', 'name', 'payloadType', 'riskLevel', 'testSecret'];
 
@@ -49,6 +50,7 @@ function startOffline(env: CliEnv) {
     missingArgument: run(['org', 'fund', '--json']),
     missingOption: run(['org', 'create', '--json']),
     help: run(['org', 'create', '--help']),
+    version: run(['--version']),
   };
 }
 
@@ -121,6 +123,19 @@ describe('vouch CLI', () => {
       expect(rotated.secret).not.toBe(created.liveSecret);
     });
 
+    it('list prints every organization, oldest first, as an array with --json', { timeout: SLOW }, async () => {
+      const listed = await cliJson<Record<string, unknown>[]>(['org', 'list', '--json'], env);
+      expect(Array.isArray(listed)).toBe(true);
+      const mine = listed.filter((org) => org.name === 'Kolanut Ltd' || org.name === 'Plain');
+      expect(mine.map((org) => org.name)).toEqual(['Kolanut Ltd', 'Plain']);
+      expect(Object.keys(mine[0]!).sort()).toEqual(['balance', 'email', 'enabled', 'id', 'name', 'payloadType', 'riskLevel']);
+      const text = await runCli(['org', 'list'], env);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain(`${String(created.id)}  Kolanut Ltd  risk=HIGH`);
+      // No secret is ever listed.
+      expect(text.stdout + JSON.stringify(listed)).not.toMatch(/sk_(test|live)_/);
+    });
+
     it('show prints what the earlier commands stored', { timeout: SLOW }, async () => {
       const shown = await cliJson(['org', 'show', String(created.id), '--json'], env);
       expect(shown).toEqual({
@@ -189,8 +204,14 @@ describe('vouch CLI', () => {
   });
 
   describe('failures: non-zero exit, one line on stderr, nothing on stdout', () => {
-    it('an unknown organization id', { timeout: SLOW }, async () => {
-      expectFailure(await runCli(['org', 'show', '00000000-0000-4000-8000-000000000000', '--json'], env), /no organization/);
+    it('an unknown organization id: exit code 3 (not found), JSON on stderr with --json', { timeout: SLOW }, async () => {
+      const unknown = await runCli(['org', 'show', '00000000-0000-4000-8000-000000000000', '--json'], env);
+      expectFailure(unknown, /no organization/);
+      expect(unknown.code).toBe(3);
+      expect(JSON.parse(unknown.stderr).error.kind).toBe('notFound');
+      const plain = await runCli(['org', 'show', 'not-a-uuid'], env);
+      expectFailure(plain, /^vouch: no organization with id not-a-uuid\n$/);
+      expect(plain.code).toBe(3);
     });
 
     it('an amount that is not a whole number of kobo', { timeout: SLOW }, async () => {
@@ -214,7 +235,7 @@ describe('vouch CLI', () => {
       expectFailure(await offline.badDatabaseUrl, /\bDATABASE_URL\b/);
     });
 
-    it("commander's own parse errors, in the same form: one \"vouch: \" line, exit code 1", { timeout: SLOW }, async () => {
+    it("commander's own parse errors, in the same form: one \"vouch: \" line (JSON with --json), exit code 2", { timeout: SLOW }, async () => {
       const cases: [Awaited<typeof offline.unknownCommand>, RegExp][] = [
         [await offline.unknownCommand, /^vouch: unknown command 'bogus'\n$/],
         [await offline.unknownOption, /^vouch: unknown option '--bogus'\n$/],
@@ -225,8 +246,18 @@ describe('vouch CLI', () => {
       ];
       for (const [result, reason] of cases) {
         expectFailure(result, reason);
-        expect(result.code, result.stderr).toBe(1);
+        expect(result.code, result.stderr).toBe(2);
       }
+      // With --json, the failure is JSON on stderr.
+      expect(JSON.parse((await offline.missingArgument).stderr)).toEqual({ error: { kind: 'usage', exitCode: 2, message: "missing required argument 'id'" } });
+      // A bad environment value is a usage error too.
+      expect((await offline.badPort).code).toBe(2);
+    });
+
+    it('--version prints the package version, exit code 0', { timeout: SLOW }, async () => {
+      const version = await offline.version;
+      expect(version.code).toBe(0);
+      expect(version.stdout.trim()).toBe(PACKAGE_VERSION);
     });
 
     it('--help is not a failure: the help on stdout, exit code 0', { timeout: SLOW }, async () => {

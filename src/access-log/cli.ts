@@ -4,6 +4,7 @@ import { consentRequired, setConsentRequired } from '../consent/setting.js';
 import { ApiError } from '../platform/errors.js';
 import { listAccess, type AccessRow } from './service.js';
 import type { AccessActorKind, AccessChannel } from './tables.js';
+import { notFound } from '../platform/not-found.js';
 
 function instant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -73,7 +74,7 @@ export function registerAccessLogCommands(program: Command): void {
             setting === undefined ? { orgId: id, consentRequired: await consentRequired(db, id) } : await setConsentRequired(db, id, setting === 'required', { kind: 'cli' });
           print(!!opts.json, result, `${id}: consent is ${result.consentRequired ? 'required' : 'optional'}`);
         } catch (err) {
-          if (err instanceof ApiError && err.code === 'NOT_FOUND_ERROR') throw new CliError(err.message);
+          if (err instanceof ApiError && err.code === 'NOT_FOUND_ERROR') throw notFound(new CliError(err.message));
           throw err;
         }
       });

@@ -5,6 +5,7 @@ import { credit } from '../platform/billing.js';
 import { nameProblem } from '../platform/input.js';
 import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
+import { notFound } from '../platform/not-found.js';
 
 export const RISK_LEVELS: readonly RiskLevel[] = ['NONE', 'LOW', 'MEDIUM', 'HIGH'];
 export const PAYLOAD_TYPES: readonly PayloadType[] = ['FULL', 'HALF'];
@@ -132,9 +133,9 @@ export class AccountsService {
   }
 
   async get(id: string): Promise<OrganizationView> {
-    if (!isUuid(id)) throw new AccountError(`no organization with id ${id}`);
+    if (!isUuid(id)) throw notFound(new AccountError(`no organization with id ${id}`));
     const row = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) throw new AccountError(`no organization with id ${id}`);
+    if (!row) throw notFound(new AccountError(`no organization with id ${id}`));
     return {
       id: row.id,
       name: row.name,
@@ -144,6 +145,12 @@ export class AccountsService {
       enabled: row.enabled,
       balance: row.balance,
     };
+  }
+
+  /** Every organization, oldest first (the CLI's `org list`). */
+  async list(): Promise<OrganizationView[]> {
+    const rows = await this.db.selectFrom('organizations').select(['id', 'name', 'email', 'risk_level', 'payload_type', 'enabled', 'balance']).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => ({ id: row.id, name: row.name, email: row.email, riskLevel: row.risk_level, payloadType: row.payload_type, enabled: row.enabled, balance: row.balance }));
   }
 
   async count(): Promise<number> {

@@ -4,6 +4,7 @@ import type { DB } from '../platform/db/schema.js';
 import { insertPerson, normaliseEmail } from '../portal/people.js';
 import { hashToken, newToken, revokeOtherSessions } from '../portal/sessions.js';
 import { AgentInputError } from './service.js';
+import { notFound } from '../platform/not-found.js';
 
 /** How long an agent's invitation link (which sets their password) stays good. */
 export const AGENT_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -34,7 +35,7 @@ export interface AgentAccount {
  */
 export async function inviteAgentAccount(trx: Transaction<DB> | Kysely<DB>, agentId: string, publicUrl: string, now = new Date()): Promise<AgentInvitation> {
   const agent = await trx.selectFrom('field_agents').select(['id', 'name', 'email', 'active', 'person_id']).where('id', '=', agentId).forUpdate().executeTakeFirst();
-  if (!agent) throw new AgentInputError(`no agent ${agentId}`);
+  if (!agent) throw notFound(new AgentInputError(`no agent ${agentId}`));
   if (!agent.active) throw new AgentInputError(`${agent.name} is deactivated: an invitation would let them in`);
   const email = normaliseEmail(agent.email);
   let personId = agent.person_id;

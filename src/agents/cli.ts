@@ -5,7 +5,7 @@ import { closeAgentAccount } from './accounts.js';
 import type { Kysely } from 'kysely';
 import { addressTaskSource } from '../addresses/tasks.js';
 import { businessTaskSource } from '../businesses/tasks.js';
-import { choice, CliError, print, withDatabase } from '../cli/support.js';
+import { choice, cliError, CliError, print, withDatabase } from '../cli/support.js';
 import { fileUrls, loadSigningKey } from '../files/urls.js';
 import type { DB } from '../platform/db/schema.js';
 import {
@@ -29,7 +29,7 @@ async function agentCommand<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof AgentInputError) throw new CliError(err.message);
+    if (err instanceof AgentInputError) throw cliError(err);
     throw err;
   }
 }

@@ -5,6 +5,7 @@ import { resolveLga, resolveState } from '../locations/nigeria.js';
 import type { DB, Mode } from '../platform/db/schema.js';
 import { ApiError } from '../platform/errors.js';
 import type { FieldTaskKind } from './tables.js';
+import { notFound } from '../platform/not-found.js';
 
 /**
  * Field agents (the operator's people who visit addresses and businesses) and their tasks.
@@ -139,7 +140,7 @@ const openTaskCount = (agentColumn: string) =>
 
 async function view(db: Kysely<DB>, id: string): Promise<AgentView> {
   const [agent] = await listAgents(db, id);
-  if (!agent) throw new AgentInputError(`no agent ${id}`);
+  if (!agent) throw notFound(new AgentInputError(`no agent ${id}`));
   return agent;
 }
 
@@ -449,6 +450,6 @@ export async function assignTask(db: Kysely<DB>, kind: FieldTaskKind, verificati
     .where('held_at', 'is', null)
     .returning(TASK_COLUMNS)
     .executeTakeFirst();
-  if (!row) throw new AgentInputError(`no open ${kind} task ${verificationId}`);
+  if (!row) throw notFound(new AgentInputError(`no open ${kind} task ${verificationId}`));
   return toTask(row);
 }

@@ -6,12 +6,19 @@ import { openKeyringIfConfigured } from '../platform/crypto/open.js';
 import type { Database } from '../platform/db/database.js';
 import { EncryptionKeyMissingError } from '../platform/encryption.js';
 import { migrate } from '../platform/db/migrate.js';
+import { isNotFound, notFound } from '../platform/not-found.js';
 import { openConfiguredDatabase } from '../platform/db/open.js';
 
 /** What every module's CLI commands stand on: output, argument parsers, the database. */
 
-/** A failure the user can act on: printed as one line, exit code 1. */
+/** A failure the user can act on: printed as one line, exit code 1 (3 when it is marked not found). */
 export class CliError extends Error {}
+
+/** A module's own refusal as the CLI's one line, keeping whether it means "not found". */
+export function cliError(err: Error): CliError {
+  const cli = new CliError(err.message);
+  return isNotFound(err) ? notFound(cli) : cli;
+}
 
 /**
  * Commander's own parse errors (unknown command or option, missing argument, bad value) read

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, print, withDatabase } from '../cli/support.js';
+import { CliError, cliError, print, withDatabase } from '../cli/support.js';
 import { createOperator, OperatorInputError } from './operators.js';
 
 /** `vouch operator ...`: the operator console's staff. */
@@ -17,7 +17,7 @@ export function registerOperatorCommands(program: Command): void {
           const created = await createOperator(db, opts, config.publicUrl);
           print(!!opts.json, created, `created operator ${created.email} (${created.id})\nsign-in link (once, until ${created.linkExpiresAt}):\n  ${created.signInLink}`);
         } catch (err) {
-          if (err instanceof OperatorInputError) throw new CliError(err.message);
+          if (err instanceof OperatorInputError) throw cliError(err);
           throw err;
         }
       });

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { choice, CliError, print, withDatabase } from '../cli/support.js';
+import { choice, cliError, CliError, print, withDatabase } from '../cli/support.js';
 import { resetSecondFactor, SecondFactorResetError } from './auth/lost-second-factor.js';
 import { formatNaira, Funding, FUNDING_STATUSES, type SharedReference } from './billing/service.js';
 import { listMail, PeopleMail } from './mail.js';
@@ -115,7 +115,7 @@ export function registerPersonCommands(program: Command): void {
             `turned off two-factor authentication for ${reset.email} (${reset.id}): ${reset.sessionsEnded} session(s) ended, ${reset.recoveryCodesRemoved} unused recovery code(s) removed; they were mailed (see \`vouch mail list\` without SMTP)`,
           );
         } catch (err) {
-          if (err instanceof SecondFactorResetError) throw new CliError(err.message);
+          if (err instanceof SecondFactorResetError) throw cliError(err);
           throw err;
         } finally {
           mail.close();

@@ -9,6 +9,7 @@ import { logCliAccess } from '../access-log/service.js';
 import type { Mode } from '../platform/db/schema.js';
 import { getRetention, RETENTION_KEYS, RETENTION_LABELS, setRetention, type RetentionChange, type RetentionKey, type RetentionSettings } from './retention.js';
 import { eraseSubject, exportSubject, findSubject, countsOf, parseIdentifiers, writePhotos, type IdentifierKind, type SubjectCounts } from './subjects.js';
+import { notFound } from '../platform/not-found.js';
 
 const OPTION_OF: Record<RetentionKey, string> = { lookupDays: 'lookups', verificationDays: 'verifications', photoDays: 'photos', webhookDays: 'webhooks' };
 
@@ -80,7 +81,7 @@ export function registerPrivacyCommands(program: Command): void {
         const value = opts[OPTION_OF[key] as 'lookups'];
         if (value !== undefined) change[key] = days(OPTION_OF[key], value);
       }
-      if (!isUuid(id)) throw new CliError(`no organization with id ${id.slice(0, 40)}`);
+      if (!isUuid(id)) throw notFound(new CliError(`no organization with id ${id.slice(0, 40)}`));
       await withDatabase(async ({ db }, config) => {
         const settings = Object.keys(change).length === 0
           ? await getRetention(db, id, config.webhookRetentionDays)

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { CliError, print, withDatabase } from '../cli/support.js';
+import { CliError, cliError, print, withDatabase } from '../cli/support.js';
 import { smtpTransport } from './mailer.js';
 import { listMessages, type OutboxEntry } from './outbox.js';
 import { Respondents, SandboxMessageError } from './service.js';
+import { notFound } from '../platform/not-found.js';
 
 const MAX_LIST = 1000;
 
@@ -44,6 +45,7 @@ export function registerOutboxCommands(program: Command): void {
 
   outbox
     .command('list')
+    .description('the newest messages to respondents (and their links in test mode), newest first')
     .option('--limit <n>', `how many, 1 to ${MAX_LIST} (default 20)`, count, 20)
     .option('--unsent', 'only live messages not sent by SMTP yet (test-mode messages are never sent)')
     .option('--org <id>', "only this organization's messages")
@@ -74,8 +76,8 @@ export function registerOutboxCommands(program: Command): void {
           try {
             sent = await respondents.send(id);
           } catch (err) {
-            if (err instanceof RangeError) throw new CliError(`no outbox message ${id}`);
-            if (err instanceof SandboxMessageError) throw new CliError(err.message);
+            if (err instanceof RangeError) throw notFound(new CliError(`no outbox message ${id}`));
+            if (err instanceof SandboxMessageError) throw cliError(err);
             throw err;
           }
           if (!sent) throw new CliError(`message ${id} was not sent; see its error with \`vouch outbox list\``);

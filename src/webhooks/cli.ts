@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AccountsService } from '../accounts/service.js';
-import { choice, CliError, print, withDatabase } from '../cli/support.js';
+import { choice, cliError, CliError, print, withDatabase } from '../cli/support.js';
 import { loadConfig } from '../config.js';
 import type { Mode, WebhookDeliveryStatus } from '../platform/db/schema.js';
 import { audit } from '../portal/audit.js';
@@ -15,6 +15,7 @@ import {
   type WebhookSigning,
 } from './endpoints.js';
 import { getDelivery, listDeliveries, redeliver, UnsendableDeliveryError, type DeliveryView } from './queue.js';
+import { notFound } from '../platform/not-found.js';
 
 const MODES = ['test', 'live'] as const;
 const STATUSES: readonly WebhookDeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -32,7 +33,7 @@ async function endpointCommand<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof WebhookEndpointError) throw new CliError(err.message);
+    if (err instanceof WebhookEndpointError) throw cliError(err);
     throw err;
   }
 }
@@ -75,6 +76,7 @@ export function registerWebhookCommands(program: Command): void {
 
   webhook
     .command('show <orgId>')
+    .description("an organization's webhook endpoint of a mode: URL, signing, secret hint")
     .requiredOption('--mode <mode>', 'test or live', choice('mode', MODES))
     .option('--json', 'print JSON')
     .action(async (orgId: string, opts: { mode: Mode; json?: boolean }) => {
@@ -127,14 +129,14 @@ export function registerWebhookCommands(program: Command): void {
         const delivery = await db.transaction().execute(async (trx) => {
           const before = await trx.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirst();
           const sent = await redeliver(trx, id).catch((err: unknown) => {
-            throw err instanceof UnsendableDeliveryError ? new CliError(err.message) : err;
+            throw err instanceof UnsendableDeliveryError ? cliError(err) : err;
           });
           if (sent) {
             await audit(trx, { orgId: sent.orgId, actor: { kind: 'cli' }, action: 'webhook.resent', target: sent.webhookId, before: { status: before?.status }, after: { type: sent.type, mode: sent.mode, status: 'pending' } });
           }
           return sent;
         });
-        if (!delivery) throw new CliError(`no webhook delivery ${id}`);
+        if (!delivery) throw notFound(new CliError(`no webhook delivery ${id}`));
         print(!!opts.json, delivery, `${describeDelivery(delivery)}\nqueued for delivery now`);
       });
     });
@@ -147,7 +149,7 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (id: number, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
         const delivery = await getDelivery(db, id);
-        if (!delivery) throw new CliError(`no webhook delivery ${id}`);
+        if (!delivery) throw notFound(new CliError(`no webhook delivery ${id}`));
         print(!!opts.json, delivery, describeDelivery(delivery));
       });
     });

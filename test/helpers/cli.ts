@@ -18,7 +18,21 @@ export function expectFailure(result: CliResult, reason: RegExp): void {
   expect(result.code, result.stderr).not.toBe(0);
   expect(result.stdout).toBe('');
   expect(result.stderr.trimEnd().split('\n'), result.stderr).toHaveLength(1);
-  expect(result.stderr).toMatch(reason);
+  expect(oneLineOf(result)).toMatch(reason);
+}
+
+/**
+ * The failure's line as the CLI prints it without `--json` ("vouch: <message>\n"). With `--json`
+ * the CLI prints `{"error": {kind, exitCode, message}}` on stderr instead: its shape and exit code
+ * are checked here, and its message read as that line, so one expectation fits both forms.
+ */
+export function oneLineOf(result: CliResult): string {
+  if (!result.stderr.startsWith('{')) return result.stderr;
+  const { error } = JSON.parse(result.stderr) as { error: { kind: string; exitCode: number; message: string } };
+  expect(Object.keys(error).sort()).toEqual(['exitCode', 'kind', 'message']);
+  expect(error.exitCode).toBe(result.code);
+  expect(['failed', 'usage', 'notFound', 'temporary']).toContain(error.kind);
+  return `vouch: ${error.message}\n`;
 }
 
 export type CliEnv = NodeJS.ProcessEnv;

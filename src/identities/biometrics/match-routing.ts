@@ -3,6 +3,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { audit, type Actor } from '../../portal/audit.js';
 import type { FaceMatchType } from '../upstreams/adapter.js';
 import { faceMatchTypesOf } from '../upstreams/kinds.js';
+import { notFound } from '../../platform/not-found.js';
 
 /**
  * Which engine decides an organization's live face matches (issue 50, part 6): the local model,
@@ -83,14 +84,14 @@ export async function listFaceMatchRouting(db: Kysely<DB>): Promise<RoutingView[
 }
 
 export async function showFaceMatchRouting(db: Kysely<DB>, orgId: string): Promise<RoutingView> {
-  if (!UUID.test(orgId)) throw new FaceMatchRoutingError(`no organization with id ${orgId.slice(0, 40)}`);
+  if (!UUID.test(orgId)) throw notFound(new FaceMatchRoutingError(`no organization with id ${orgId.slice(0, 40)}`));
   const row = await db
     .selectFrom('organizations as o')
     .leftJoin('face_match_routing as r', 'r.org_id', 'o.id')
     .select(['r.engine', 'r.source', 'r.updated_at'])
     .where('o.id', '=', orgId)
     .executeTakeFirst();
-  if (!row) throw new FaceMatchRoutingError(`no organization with id ${orgId.slice(0, 40)}`);
+  if (!row) throw notFound(new FaceMatchRoutingError(`no organization with id ${orgId.slice(0, 40)}`));
   return { orgId, engine: row.engine ?? 'local', source: row.source ?? null, updatedAt: row.updated_at ? new Date(row.updated_at).toISOString() : null };
 }
 
@@ -111,7 +112,7 @@ export async function setFaceMatchRouting(db: Kysely<DB>, orgId: string, routing
       await trx.deleteFrom('face_match_routing').where('org_id', '=', orgId).execute();
     } else {
       const source = await trx.selectFrom('upstream_sources').select(['name', 'kind', 'types']).where('name', '=', routing.source).executeTakeFirst();
-      if (!source) throw new FaceMatchRoutingError(`no upstream named "${routing.source}"`);
+      if (!source) throw notFound(new FaceMatchRoutingError(`no upstream named "${routing.source}"`));
       const types = faceMatchTypesOf(source.kind, source.types);
       if (types.length === 0) throw new FaceMatchRoutingError(`upstream "${source.name}" (kind ${source.kind}) offers no face match for the types it serves (${source.types.join(', ')})`);
       const now = new Date();

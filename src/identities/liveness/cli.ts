@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { CliError, print } from '../../cli/support.js';
+import { CliError, cliError, print } from '../../cli/support.js';
 import type { LivenessDecision } from './engine.js';
 import { MemoryPrintStore } from './print-store.js';
 import { readRecordedAttempts, RecordingError } from './recording.js';
@@ -107,7 +107,7 @@ export function registerLivenessCommands(program: Command): void {
     try {
       result = await replayRecordedAttempts(dir, thresholds);
     } catch (error) {
-      if (error instanceof RecordingError) throw new CliError(error.message);
+      if (error instanceof RecordingError) throw cliError(error);
       throw error;
     }
     const json = options.json === true;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, print, withDatabase } from '../../cli/support.js';
 import { importRegistry, type ImportProgress, type ImportResult } from './import.js';
+import { notFound } from '../../platform/not-found.js';
 
 /** `vouch registry import FILE`: the live registry's records from JSONL (docs/registry.md). */
 export function registerRegistryCommands(program: Command): void {
@@ -15,7 +16,7 @@ export function registerRegistryCommands(program: Command): void {
     .option('--no-progress', 'print no progress, even on a terminal')
     .option('--no-check-photos', 'store photos without looking for a face in them (faster bulk loads; docs/registry.md)')
     .action(async (file: string, opts: { json?: boolean; progress?: boolean; checkPhotos: boolean }) => {
-      if (file !== '-' && !fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      if (file !== '-' && !fs.existsSync(file)) throw notFound(new CliError(`no such file: ${file}`));
       // Loaded here, not with the CLI: every other command starts without the face engine's code.
       // Its model starts with the first photo, so a file without photos never loads it.
       const engine = opts.checkPhotos ? (await import('../biometrics/face-engine.js')).sharedFaceEngine() : undefined;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { CliError, print, withDatabase } from '../../cli/support.js';
+import { CliError, cliError, print, withDatabase } from '../../cli/support.js';
 import { EncryptionKeyMissingError, loadEncryptionKey } from '../../platform/encryption.js';
 import { FACE_MATCH_ENGINES, FaceMatchRoutingError, listFaceMatchRouting, parseEngine, setFaceMatchRouting, showFaceMatchRouting, type RoutingChoice, type RoutingView } from '../biometrics/match-routing.js';
 import { UPSTREAM_KINDS } from './kinds.js';
@@ -16,7 +16,7 @@ async function configCommand<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof UpstreamConfigError || err instanceof EncryptionKeyMissingError || err instanceof FaceMatchRoutingError) throw new CliError(err.message);
+    if (err instanceof UpstreamConfigError || err instanceof EncryptionKeyMissingError || err instanceof FaceMatchRoutingError) throw cliError(err);
     throw err;
   }
 }
@@ -66,6 +66,7 @@ function registerFaceMatchCommands(upstream: Command): void {
 
   faceMatch
     .command('show <orgId>')
+    .description("the engine an organization's live face matches go to")
     .option('--json', 'print JSON')
     .action(async (orgId: string, opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {
@@ -116,6 +117,7 @@ export function registerUpstreamCommands(program: Command): void {
 
   upstream
     .command('list')
+    .description('the configured upstream sources in routing order, with their health')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       await withDatabase(async ({ db }) => {

@@ -4,6 +4,7 @@ import { encryptSecret } from '../../platform/encryption.js';
 import { organizationsRoutedTo } from '../biometrics/match-routing.js';
 import { UPSTREAM_TYPES, type UpstreamType } from './adapter.js';
 import { UPSTREAM_KINDS, upstreamKind } from './kinds.js';
+import { notFound } from '../../platform/not-found.js';
 
 /**
  * The upstream configuration in the database: sources, per-type order and cache TTLs. It is
@@ -111,7 +112,7 @@ export async function removeSource(db: Kysely<DB>, name: string): Promise<void> 
       throw new UpstreamConfigError(`upstream "${name}" decides the face matches of ${routed} organization(s); route them elsewhere first (vouch upstream face-match list)`);
     }
     const removed = await trx.deleteFrom('upstream_sources').where('name', '=', name).returning('name').executeTakeFirst();
-    if (!removed) throw new UpstreamConfigError(`no upstream named "${name}"`);
+    if (!removed) throw notFound(new UpstreamConfigError(`no upstream named "${name}"`));
     // An order left with no upstream goes: the type falls back to the default order, which then
     // picks up upstreams added later instead of pinning the type to the embedded registry.
     await sql`delete from upstream_orders where cardinality(array_remove(array_remove(sources, ${name}), ${EMBEDDED})) = 0`.execute(trx);
@@ -138,7 +139,7 @@ export async function setOrder(db: Kysely<DB>, typeName: string, names: string[]
     for (const name of names) {
       if (name === EMBEDDED) continue;
       const source = sources.find((s) => s.name === name);
-      if (!source) throw new UpstreamConfigError(`no upstream named "${name}"`);
+      if (!source) throw notFound(new UpstreamConfigError(`no upstream named "${name}"`));
       if (!source.types.includes(type)) throw new UpstreamConfigError(`upstream "${name}" does not serve ${type}; it serves ${source.types.join(', ')}`);
     }
     await trx

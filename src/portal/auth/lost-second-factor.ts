@@ -5,6 +5,7 @@ import type { PeopleMail } from '../mail.js';
 import { normaliseEmail } from '../people.js';
 import { turnOffSecondFactor } from './second-factor.js';
 import { counterKey } from './throttle.js';
+import { notFound } from '../../platform/not-found.js';
 
 /** What `vouch person reset-second-factor` did. */
 export interface SecondFactorReset {
@@ -31,7 +32,7 @@ export async function resetSecondFactor(db: Kysely<DB>, mail: PeopleMail, input:
   const email = normaliseEmail(input.email);
   return db.transaction().execute(async (trx) => {
     const person = await trx.selectFrom('people').select(['id', 'email', 'name', 'totp_enabled_at']).where('email', '=', email).forUpdate().executeTakeFirst();
-    if (!person) throw new SecondFactorResetError(`no person has the email ${email}`);
+    if (!person) throw notFound(new SecondFactorResetError(`no person has the email ${email}`));
     if (!person.totp_enabled_at) throw new SecondFactorResetError(`${person.email} has no second factor on; nothing was changed`);
 
     const recoveryCodesRemoved = await turnOffSecondFactor(trx, person.id);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { CliError, print, withDatabase } from '../../cli/support.js';
+import { CliError, cliError, print, withDatabase } from '../../cli/support.js';
 import { companionFiles, LIST_FORMATS, optionalCompanionFiles } from '../formats/index.js';
 import { importList, isListRefusal, type ListFiles } from './import.js';
 import { addSource, checkFormat, getSource, officialSource, OFFICIAL_SOURCES, removeSource, setSource, type SourceSettings } from './sources.js';
@@ -13,7 +13,7 @@ async function listCommand<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (isListRefusal(err)) throw new CliError(err.message);
+    if (isListRefusal(err)) throw cliError(err);
     throw err;
   }
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { companionFiles, LIST_FORMATS, type ListFormat } from '../formats/index.js';
 import type { ScreeningSourceRow } from './tables.js';
+import { notFound } from '../../platform/not-found.js';
 
 /** A source setting the operator can fix: one line, nothing changed. */
 export class ListSourceError extends Error {
@@ -106,7 +107,7 @@ function checkCompanions(format: ListFormat, companions: Record<string, string>)
 
 export async function getSource(db: Kysely<DB>, name: string): Promise<ScreeningSourceRow> {
   const row = await db.selectFrom('screening_sources').selectAll().where('name', '=', name).executeTakeFirst();
-  if (!row) throw new ListSourceError(`no list source named ${name} (see vouch lists list)`);
+  if (!row) throw notFound(new ListSourceError(`no list source named ${name} (see vouch lists list)`));
   return row;
 }
 
@@ -152,12 +153,12 @@ export async function setSource(db: Kysely<DB>, name: string, settings: SourceSe
 /** `vouch lists remove`: the source, its versions and every entity row go (ON DELETE CASCADE). */
 export async function removeSource(db: Kysely<DB>, name: string): Promise<{ name: string; entities: number }> {
   const row = await db.deleteFrom('screening_sources').where('name', '=', name).returning(['name', 'entity_count']).executeTakeFirst();
-  if (!row) throw new ListSourceError(`no list source named ${name} (see vouch lists list)`);
+  if (!row) throw notFound(new ListSourceError(`no list source named ${name} (see vouch lists list)`));
   return { name: row.name, entities: row.entity_count };
 }
 
 export function officialSource(name: string) {
   const found = OFFICIAL_SOURCES.find((source) => source.name === name);
-  if (!found) throw new ListSourceError(`no official source named ${name}: one of ${OFFICIAL_SOURCES.map((source) => source.name).join(', ')}`);
+  if (!found) throw notFound(new ListSourceError(`no official source named ${name}: one of ${OFFICIAL_SOURCES.map((source) => source.name).join(', ')}`));
   return found;
 }
