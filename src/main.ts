@@ -234,7 +234,9 @@ export function buildCli(): Command {
       const { loadTestIdentities } = await import('./identities/registry/test-identities.js');
       const { SANDBOX_TEST_SUBJECTS } = await import('./screening/sandbox/list.js');
       // Screening's fixed test subjects sit beside the identities (docs/screening.md, "Test mode").
-      const identities = { ...(await loadTestIdentities()), screening: SANDBOX_TEST_SUBJECTS };
+      const { sandboxOutcomeTable } = await import('./identities/registry/sandbox-outcomes.js');
+      // Magic numbers for the outcomes besides a match (docs/test-mode.md, "Every outcome"), under `outcomes`.
+      const identities = { ...(await loadTestIdentities()), screening: SANDBOX_TEST_SUBJECTS, outcomes: sandboxOutcomeTable() };
       const human = Object.entries(identities)
         .map(([type, record]) => `${type}: ${JSON.stringify(record, (key, value) => (key === 'photo' ? '<image>' : value))}`)
         .join('\n');

@@ -8,6 +8,8 @@ import { metrics } from '../platform/metrics.js';
 import { CoverChecks, WalletCharger } from '../platform/wallet-charger.js';
 import { recordLookupConsent, type Consent } from '../consent/consent.js';
 import type { Registry } from './registry/registry.js';
+import { SANDBOX_RETRY_AFTER_SECONDS, SANDBOX_TIMING, sandboxOutcome } from './registry/sandbox-outcomes.js';
+import { REGISTRY_UNAVAILABLE } from './registry/registry.js';
 
 /** What each identity lookup costs by default, in kobo (override with `vouch price set`). */
 export const IDENTITY_BILLABLES = {
@@ -186,6 +188,14 @@ export class IdentityLookups {
       count('insufficient_funds');
       throw paymentRequired();
     };
+    // Test mode's magic numbers answer what live mode would (docs/test-mode.md, "Every outcome").
+    const magic = auth.mode === 'test' ? sandboxOutcome(request.identifier) : undefined;
+    if (magic?.outcome === 'unpaid') await refuse();
+    if (magic?.outcome === 'unavailable') {
+      count('unavailable');
+      throw new ApiError('SERVICE_UNAVAILABLE', REGISTRY_UNAVAILABLE, { retryAfterSeconds: SANDBOX_RETRY_AFTER_SECONDS });
+    }
+    if (magic?.outcome === 'slow') await new Promise((resolve) => setTimeout(resolve, SANDBOX_TIMING.slowMs));
     const key = heldKey();
     const paidFor = key?.committed === true;
     const checked = paidFor || auth.mode === 'test';

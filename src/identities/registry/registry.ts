@@ -1,6 +1,9 @@
 import type { UsageInput } from '../../platform/billing.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
 
+/** The 503's message when no source could answer a lookup (live, and test mode's magic number). */
+export const REGISTRY_UNAVAILABLE = 'The identity registry is unavailable: every provider failed or timed out. Please retry later';
+
 /** What one lookup asks of a registry beyond the key. Registries that hold no cache or sources ignore it. */
 export interface LookupOptions {
   /** Skip cached answers (the request said `Cache-Control: no-cache`). */

@@ -8,7 +8,7 @@ import { deriveKey, loadEncryptionKey } from '../../platform/encryption.js';
 import { ApiError } from '../../platform/errors.js';
 import { metrics } from '../../platform/metrics.js';
 import type { IdentityType, NinRecord, RecordOf } from '../records.js';
-import type { Cover, CoveredFind, LookupOptions, Registry } from '../registry/registry.js';
+import { REGISTRY_UNAVAILABLE, type Cover, type CoveredFind, type LookupOptions, type Registry } from '../registry/registry.js';
 import { UpstreamFailure, type FaceMatchRequest, type FaceMatchType, type ProviderFaceMatch, type UpstreamRecordOf, type UpstreamType } from './adapter.js';
 import { askSource, askSourceFace } from './attempt.js';
 import { DEFAULT_BREAKER, type BreakerSettings } from './breaker.js';
@@ -266,7 +266,7 @@ export class UpstreamRouter implements Registry {
     const retryAfterSeconds = open.length === sources.length && open.length > 0 ? Math.max(1, Math.ceil(Math.min(...open) / 1000)) : this.settings.retryAfterSeconds;
     // embeddedHeldNone: the embedded registry was asked too, but holds no record of the type, so its "not found" was no answer.
     this.options.log.error({ type, sources: sources.map((source) => source.name), embeddedHeldNone, retryAfterSeconds }, 'no upstream could answer');
-    return new ApiError('SERVICE_UNAVAILABLE', 'The identity registry is unavailable: every provider failed or timed out. Please retry later', { retryAfterSeconds });
+    return new ApiError('SERVICE_UNAVAILABLE', REGISTRY_UNAVAILABLE, { retryAfterSeconds });
   }
 
   private async poll(): Promise<void> {
