@@ -97,7 +97,10 @@ describe('usage and billing in a browser', () => {
   it('in test mode the page says test calls are never charged', { timeout: 60_000 }, async () => {
     const { page, context } = await signedIn(funded.owner, { mode: 'test' });
     await page.goto('/billing');
-    await eventually(() => page.getByText('Test mode has no wallet').isVisible()).toBe(true);
+    await eventually(() => page.getByText('Test calls are free').isVisible()).toBe(true);
+    // The wallet's balance is shown under it: the page no longer says test mode has no wallet.
+    expect(await page.getByText('Test mode has no wallet').count()).toBe(0);
+    await eventually(() => page.getByText('Wallet balance').isVisible()).toBe(true);
     await eventually(() => page.getByText(/^1 check from .*, none charged \(test mode\)\.$/).isVisible()).toBe(true);
     await context.close();
   });

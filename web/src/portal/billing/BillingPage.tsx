@@ -33,8 +33,8 @@ function WalletSection() {
   return (
     <Stack gap="sm">
       {mode === 'test' && (
-        <Alert color="orange" variant="light" title="Test mode has no wallet">
-          Test calls are never charged. The balance below pays for live checks only; switch to Live in the header to see their usage.
+        <Alert color="orange" variant="light" title="Test calls are free">
+          You are in test mode: nothing you do here is charged. The wallet below is the one live checks are paid from; switch to Live in the header to see their usage.
         </Alert>
       )}
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
