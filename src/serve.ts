@@ -97,6 +97,13 @@ async function start(stop: StopSignals, config: Config): Promise<{ app: FastifyI
   const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;
   if (worker) stop.onStop(() => worker.stop());
   await stop.checkpoint();
+  // The CLI beside the server: on the embedded database, commands run here, through a socket in the data folder (src/cli/hosted.ts).
+  if (database.kind === 'pglite') {
+    const { serveCommands } = await import('./cli/hosted.js');
+    const { runCommand } = await import('./cli/program.js');
+    stop.onStop(await serveCommands(config.dataDir, database, runCommand));
+  }
+  await stop.checkpoint();
   // Last, so that no later step can fail and take with it the secrets that only this start prints.
   const demo = config.demo ? await seedDemo(database.db) : undefined;
   await stop.checkpoint();

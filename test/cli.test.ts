@@ -188,7 +188,7 @@ describe('vouch CLI', () => {
     const result = await offline.testIdentities;
     expect(result.code, result.stderr).toBe(0);
     const identities = JSON.parse(result.stdout) as Record<string, Record<string, unknown>>;
-    expect(Object.keys(identities).sort()).toEqual(['bvn', 'cac', 'drivers_license', 'nin', 'screening', 'tin', 'vin', 'vnin']);
+    expect(Object.keys(identities).sort()).toEqual(['bvn', 'cac', 'drivers_license', 'nin', 'outcomes', 'screening', 'tin', 'vin', 'vnin']);
     // Beside the identities, the screening sandbox's fixed subjects: what each finds.
     const subjects = identities.screening as unknown as { subject: { name: string }; finds: string }[];
     expect(subjects.map((entry) => entry.subject.name)).toContain('Sandbox Clear Person');

@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FUNDING } from '../src/demo.js';
 import { IDENTITY_BILLABLES } from '../src/identities/lookups.js';
@@ -146,14 +148,25 @@ describe('vouch serve over real sockets', () => {
     if (onPostgres) expect(await balance()).toBe(DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice);
   });
 
-  it.skipIf(onPostgres)('while it runs, a CLI command on its data folder is refused with a clear message', { timeout: SLOW }, async () => {
-    // PGlite is single-process: a second opener would corrupt the folder, so the lock file refuses it.
-    const refused = await runCli(['org', 'fund', demo.orgId, '100', '--json'], env);
-    expectFailure(refused, /in use by process \d+.*stop it first/);
-    // A temporary failure (EX_TEMPFAIL): the same command works once the server has stopped.
+  it.skipIf(onPostgres)('while it runs, CLI commands go through it (the socket in the data folder); those that cannot are refused with a clear message', { timeout: SLOW }, async () => {
+    // PGlite is single-process: the command finds the folder locked and hands its arguments to
+    // the server, which runs it on its own database and answers with the output and exit code.
+    const funded = await runCli(['org', 'fund', demo.orgId, '100', '--json'], env);
+    expect(funded.code, funded.stderr).toBe(0);
+    expect(JSON.parse(funded.stdout)).toMatchObject({ id: demo.orgId, balance: DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice + 100 });
+    const listed = await runCli(['org', 'list'], env);
+    expect(listed.stdout).toContain(`${demo.orgId}  Demo Company`);
+    // Failures keep their exit codes and forms through the server.
+    const unknown = await runCli(['org', 'show', '00000000-0000-4000-8000-000000000000', '--json'], env);
+    expectFailure(unknown, /no organization/);
+    expect(unknown.code).toBe(3);
+    // A command that cannot run inside the server says so: a temporary failure (EX_TEMPFAIL).
+    const refused = await runCli(['migrate'], env);
+    expectFailure(refused, /^vouch: `vouch migrate` cannot run while the server runs on the embedded database: stop the server first/);
     expect(refused.code).toBe(75);
+    // The socket is the machine user's alone.
+    expect((await fs.stat(path.join(env.VOUCH_DATA_DIR!, 'vouch.sock'))).mode & 0o777).toBe(0o600);
     expect((await api('/ready')).status).toBe(200);
-    // The balance read after the stop below shows the refused command stored nothing.
   });
 
   it('stops on SIGTERM with exit code 0 within a few seconds', { timeout: SLOW }, async () => {
@@ -161,7 +174,9 @@ describe('vouch serve over real sockets', () => {
     expect(stopped).toMatchObject({ code: 0, signal: null });
     expect(stopped?.ms, `exited after ${stopped?.ms} ms`).toBeLessThan(5_000);
     await expect(fetch(`${server?.banner.url}/health`)).rejects.toThrow();
-    if (!onPostgres) expect(await balance()).toBe(DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice);
+    // The command run through the server stored its credit; the socket is gone with the server.
+    if (!onPostgres) expect(await balance()).toBe(DEMO_FUNDING - IDENTITY_BILLABLES.bvn_basic.defaultPrice + 100);
+    if (!onPostgres) await expect(fs.stat(path.join(env.VOUCH_DATA_DIR!, 'vouch.sock'))).rejects.toThrow();
   });
 
   it('restarts on the same database without seeding again, and the earlier data is still there', { timeout: SLOW }, async () => {

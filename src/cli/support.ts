@@ -7,6 +7,7 @@ import type { Database } from '../platform/db/database.js';
 import { EncryptionKeyMissingError } from '../platform/encryption.js';
 import { migrate } from '../platform/db/migrate.js';
 import { isNotFound, notFound } from '../platform/not-found.js';
+import { hostedRun, writeOut } from './hosted.js';
 import { openConfiguredDatabase } from '../platform/db/open.js';
 
 /** What every module's CLI commands stand on: output, argument parsers, the database. */
@@ -35,7 +36,7 @@ export function isHelpOrVersion(err: CommanderError): boolean {
 }
 
 export function print(json: boolean, data: unknown, human: string): void {
-  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
+  writeOut(json ? `${JSON.stringify(data)}\n` : `${human}\n`);
 }
 
 export function choice<T extends string>(name: string, allowed: readonly T[]) {
@@ -68,6 +69,15 @@ export function asCliError(err: unknown): unknown {
  */
 export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>, { wholeTables = false } = {}): Promise<T> {
   const config = loadConfig();
+  // Inside the running server (src/cli/hosted.ts): its database, migrated and with its keys, stays open.
+  const hosted = hostedRun();
+  if (hosted) {
+    try {
+      return await work(hosted.database, config);
+    } catch (err) {
+      throw asCliError(err);
+    }
+  }
   const database = await openConfiguredDatabase(config, { command: !wholeTables });
   try {
     await migrate(database.db);

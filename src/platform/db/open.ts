@@ -22,6 +22,16 @@ export class DatabaseUnavailableError extends Error {
   override name = 'DatabaseUnavailableError';
 }
 
+/** The embedded data folder is held by another running process (a server): commands can go through it (src/cli/hosted.ts). */
+export class DataDirInUseError extends DatabaseUnavailableError {
+  constructor(
+    message: string,
+    readonly dir: string,
+  ) {
+    super(message);
+  }
+}
+
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -46,8 +56,9 @@ export function lockDataDir(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(fs.readFileSync(lockFile, 'utf8'));
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isRunning(owner)) {
-        throw new DatabaseUnavailableError(
+        throw new DataDirInUseError(
           `the embedded database in ${dir} is in use by process ${owner} (a running vouch); stop it first, or run Vouch on PostgreSQL with DATABASE_URL`,
+          dir,
         );
       }
       fs.rmSync(lockFile, { force: true });

@@ -5,6 +5,7 @@ import type { Config } from '../../config.js';
 import type { DB } from '../../platform/db/schema.js';
 import { PeopleMail } from '../mail.js';
 import { AccessRequests, type AccessRequestEntry, type AccessRequestStatus } from './service.js';
+import { writeErr } from '../../cli/hosted.js';
 
 const STATUSES: readonly AccessRequestStatus[] = ['pending', 'approved', 'declined'];
 
@@ -21,7 +22,7 @@ function count(value: string): number {
 export function cliAccessRequests(db: Kysely<DB>, config: Config): { requests: AccessRequests; finish(): Promise<void> } {
   const log = {
     info: () => undefined,
-    error: (details: object, message?: string) => process.stderr.write(`${message ?? 'mail error'} ${JSON.stringify(details)}\n`),
+    error: (details: object, message?: string) => writeErr(`${message ?? 'mail error'} ${JSON.stringify(details)}\n`),
   };
   const mail = new PeopleMail(db, config, log);
   const requests = new AccessRequests(db, { mail, publicUrl: config.publicUrl });
