@@ -22,6 +22,27 @@ interface HostedRun {
   database: Database;
   stdout: string[];
   stderr: string[];
+  /** Set by a command that ends without an error but not done (setExitCode). */
+  exitCode?: number;
+}
+
+/** A command's own exit code outside the server (one command a process). */
+let localExitCode: number | undefined;
+
+/** Ends the command with `code` once it returns (a sync that printed its failed sources, say). */
+export function setExitCode(code: number): void {
+  const run = hosted.getStore();
+  if (run) run.exitCode = code;
+  else localExitCode = code;
+}
+
+/** The exit code a command asked for with setExitCode, if any, taken (and forgotten). */
+export function takeExitCode(): number | undefined {
+  const run = hosted.getStore();
+  const code = run ? run.exitCode : localExitCode;
+  if (run) run.exitCode = undefined;
+  else localExitCode = undefined;
+  return code;
 }
 
 const hosted = new AsyncLocalStorage<HostedRun>();

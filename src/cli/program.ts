@@ -27,7 +27,7 @@ import { registerOutboxCommands } from '../respondents/cli.js';
 import { registerWebhookCommands } from '../webhooks/cli.js';
 import { registerUpstreamCommands } from '../identities/upstreams/cli.js';
 import { registerListCommands } from '../screening/lists/cli.js';
-import { hostedRun, refusedInServer, sendToServer, writeErr, writeOut } from './hosted.js';
+import { hostedRun, refusedInServer, sendToServer, takeExitCode, writeErr, writeOut } from './hosted.js';
 
 
 /**
@@ -305,7 +305,7 @@ function report(err: unknown, args: string[]): number {
 async function attempt(args: string[]): Promise<{ code: number } | { inUse: DataDirInUseError }> {
   try {
     await buildCli().parseAsync(args, { from: 'user' });
-    return { code: 0 };
+    return { code: takeExitCode() ?? 0 };
   } catch (err) {
     // Commander printed the help (on stderr, exit 1, when a subcommand is missing) or version.
     if (err instanceof CommanderError && isHelpOrVersion(err)) return { code: err.exitCode };

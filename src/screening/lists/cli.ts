@@ -7,6 +7,7 @@ import { importList, isListRefusal, type ListFiles } from './import.js';
 import { addSource, checkFormat, getSource, officialSource, OFFICIAL_SOURCES, removeSource, setSource, type SourceSettings } from './sources.js';
 import { listSourceStatuses, type ListSourceStatus } from './status.js';
 import { syncSource, type SyncOutcome } from './sync.js';
+import { setExitCode } from '../../cli/hosted.js';
 
 /** A refused file or a bad setting is the operator's to fix: one line, exit 1. */
 async function listCommand<T>(work: () => Promise<T>): Promise<T> {
@@ -196,7 +197,7 @@ export function registerListCommands(program: Command): void {
           const outcomes: SyncOutcome[] = [];
           for (const name of targets) outcomes.push(await syncSource(db, name, { allowPrivate: config.allowPrivateUrls }));
           print(!!opts.json, outcomes, outcomes.length ? outcomes.map(describeSync).join('\n') : 'no source to sync: add one with vouch lists add');
-          if (outcomes.some((o) => o.outcome === 'failed')) process.exitCode = 1;
+          if (outcomes.some((o) => o.outcome === 'failed')) setExitCode(1);
         },
         { wholeTables: true },
       );
