@@ -14,6 +14,7 @@ import { logDestination } from './platform/logging.js';
 import { loadSharp } from './platform/sharp.js';
 import { StopSignals } from './platform/shutdown.js';
 import { startWorker } from './worker.js';
+import { recordServerPublicUrl } from './cli/support.js';
 
 /** Test only: VOUCH_TEST_PAUSE_AFTER_COMMIT_MS holds idempotent answers after their work committed (see IdempotencySettings.holdAnswerMs). */
 function testPause(): { holdAnswerMs: number } | undefined {
@@ -39,14 +40,19 @@ function listenFailure(err: unknown, { host, port }: Pick<Config, 'host' | 'port
  * (src/platform/shutdown.ts, docs/operations.md); a step of start that fails closes what was
  * opened before it, and the process exits with code 1 and its one line.
  */
+/** The server's public URL with the port it actually listens at (PORT=0 picks one). */
+function listeningUrl(app: FastifyInstance, config: Config): string {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  return config.publicUrl.includes(`:${config.port}`) ? config.publicUrl.replace(`:${config.port}`, `:${port}`) : config.publicUrl;
+}
+
 export async function serve(): Promise<void> {
   tuneHeapForServing();
   const stop = new StopSignals();
   const config = loadConfig();
   const { app, database, demo } = await stop.starting(() => start(stop, config));
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = config.publicUrl.includes(`:${config.port}`) ? config.publicUrl.replace(`:${config.port}`, `:${port}`) : config.publicUrl;
+  const base = listeningUrl(app, config);
   const lines = [
     '',
     `Vouch is running (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
@@ -92,6 +98,9 @@ async function start(stop: StopSignals, config: Config): Promise<{ app: FastifyI
     throw listenFailure(err, config);
   });
   await stop.checkpoint();
+  // Commands run beside this server print links at its address (src/cli/support.ts): the one it
+  // listens at (PORT=0 picks one) unless PUBLIC_URL says where people reach it.
+  await recordServerPublicUrl(database.db, listeningUrl(app, config));
   // Rows stored before encryption existed are encrypted now, in batches, while the API serves.
   sealLegacyInBackground(database, openFileStore(config, database.protection), app.log);
   const worker = config.runWorker ? await startWorker({ database, config, logger: app.log }) : undefined;

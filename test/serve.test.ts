@@ -160,13 +160,23 @@ describe('vouch serve over real sockets', () => {
     const unknown = await runCli(['org', 'show', '00000000-0000-4000-8000-000000000000', '--json'], env);
     expectFailure(unknown, /no organization/);
     expect(unknown.code).toBe(3);
-    // A command that cannot run inside the server says so: a temporary failure (EX_TEMPFAIL).
+    // A command that cannot run inside the server says the folder is in use: a temporary failure (EX_TEMPFAIL).
     const refused = await runCli(['migrate'], env);
-    expectFailure(refused, /^vouch: `vouch migrate` cannot run while the server runs on the embedded database: stop the server first/);
+    expectFailure(refused, /^vouch: the embedded database in \S+ is in use by process \d+ \(a running vouch\); stop it first/);
     expect(refused.code).toBe(75);
     // The socket is the machine user's alone.
     expect((await fs.stat(path.join(env.VOUCH_DATA_DIR!, 'vouch.sock'))).mode & 0o777).toBe(0o600);
     expect((await api('/ready')).status).toBe(200);
+  });
+
+  it("prints links at the running server's address, not the command's own default", { timeout: SLOW }, async () => {
+    // The command has no PORT or PUBLIC_URL of its own (its default would be port 8080): on
+    // PostgreSQL it reads the address the server recorded at start; on the embedded database it
+    // runs inside the server.
+    const created = await runCli(['operator', 'create', '--email', 'links-check@operator.example', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const { signInLink } = JSON.parse(created.stdout) as { signInLink: string };
+    expect(signInLink.startsWith(`${server!.banner.url}/`), signInLink).toBe(true);
   });
 
   it('stops on SIGTERM with exit code 0 within a few seconds', { timeout: SLOW }, async () => {

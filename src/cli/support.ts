@@ -1,9 +1,11 @@
 import { InvalidArgumentError, type CommanderError } from 'commander';
+import type { Kysely } from 'kysely';
 import { loadConfig, type Config } from '../config.js';
 import { DataKeyError } from '../platform/crypto/keyring.js';
 import { NoKeyringError } from '../platform/crypto/fields.js';
 import { openKeyringIfConfigured } from '../platform/crypto/open.js';
 import type { Database } from '../platform/db/database.js';
+import type { DB } from '../platform/db/schema.js';
 import { EncryptionKeyMissingError } from '../platform/encryption.js';
 import { migrate } from '../platform/db/migrate.js';
 import { isNotFound, notFound } from '../platform/not-found.js';
@@ -73,7 +75,8 @@ export async function withDatabase<T>(work: (database: Database, config: Config)
   const hosted = hostedRun();
   if (hosted) {
     try {
-      return await work(hosted.database, config);
+      const publicUrl = process.env.PUBLIC_URL ? undefined : await serverPublicUrl(hosted.database.db);
+      return await work(hosted.database, publicUrl ? { ...config, publicUrl } : config);
     } catch (err) {
       throw asCliError(err);
     }
@@ -82,10 +85,31 @@ export async function withDatabase<T>(work: (database: Database, config: Config)
   try {
     await migrate(database.db);
     await openKeyringIfConfigured(database, config);
-    return await work(database, config);
+    // Links a command prints (invitations, tasks) are the server's: its PUBLIC_URL, unless this
+    // command was given one of its own.
+    const publicUrl = process.env.PUBLIC_URL ? undefined : await serverPublicUrl(database.db);
+    return await work(database, publicUrl ? { ...config, publicUrl } : config);
   } catch (err) {
     throw asCliError(err);
   } finally {
     await database.close();
   }
+}
+
+/** The settings row in which a server keeps the public URL it serves at (its links' base). */
+const SERVER_PUBLIC_URL = 'server_public_url';
+
+/** Records the public URL a starting server serves at, for the commands run beside it. */
+export async function recordServerPublicUrl(db: Kysely<DB>, publicUrl: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ name: SERVER_PUBLIC_URL, value: publicUrl })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ value: publicUrl }))
+    .execute();
+}
+
+/** The public URL the last server started on this database serves at, if one has started. */
+async function serverPublicUrl(db: Kysely<DB>): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('name', '=', SERVER_PUBLIC_URL).executeTakeFirst();
+  return row?.value;
 }
