@@ -4,6 +4,7 @@ import { resetSecondFactor, SecondFactorResetError } from './auth/lost-second-fa
 import { formatNaira, Funding, FUNDING_STATUSES, type SharedReference } from './billing/service.js';
 import { listMail, PeopleMail } from './mail.js';
 import type { FundingRequestStatus } from './tables.js';
+import { writeErr } from '../cli/hosted.js';
 
 function count(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) throw new InvalidArgumentError('must be a whole number from 1 to 1000');
@@ -127,5 +128,5 @@ export function registerPersonCommands(program: Command): void {
 /** The CLI's mail log: quiet when a mail waits for `vouch mail list`, one stderr line when SMTP refused it. */
 const cliMailLog = {
   info: () => undefined,
-  error: (_details: unknown, message?: string) => process.stderr.write(`vouch: warning: ${message ?? 'mail could not be sent'} (see \`vouch mail list\`)\n`),
+  error: (_details: unknown, message?: string) => writeErr(`vouch: warning: ${message ?? 'mail could not be sent'} (see \`vouch mail list\`)\n`),
 } as unknown as ConstructorParameters<typeof PeopleMail>[2];

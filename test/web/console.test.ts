@@ -193,6 +193,8 @@ describe('the operator console', () => {
     // The header row and the one match, once the search has settled.
     await expect.poll(() => table.getByRole('row').count(), { timeout: 15_000 }).toBe(2);
     expect(await table.getByText('₦3,000.00').isVisible()).toBe(true);
+    // At phone width the table is wider than the screen, and says it scrolls sideways.
+    expect(await page.getByText('Scroll sideways to see every column').isVisible()).toBe(true);
     await screenshot(page, 'console-organizations-phone');
 
     await page.getByRole('button', { name: 'Turn off live API access of Kano Kwik Loans' }).click();

@@ -62,7 +62,7 @@ describe('the customer portal in a browser', () => {
     await page.getByLabel('Work email').fill(EMAIL);
     await page.getByLabel('Company name').fill('Eze Microfinance');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.getByText('Check your email to continue').isVisible(), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => page.getByText('This Vouch server sends no email').isVisible(), { timeout: 15_000 }).toBe(true);
     await page.goto(await mailedLink(EMAIL, '/complete-sign-up'));
     await page.getByLabel(/^Choose a password/).fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();

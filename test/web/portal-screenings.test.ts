@@ -163,8 +163,11 @@ describe('the Screenings area of the portal (phone width)', () => {
     await page.goto('/screenings');
     const exportSection = page.getByRole('region', { name: 'Export confirmed matches' });
     const today = new Date().toISOString().slice(0, 10);
-    await exportSection.getByLabel('Confirmed from').fill('2020-01-01');
-    await exportSection.getByLabel('Confirmed to').fill(today);
+    // Days are written day first, as in Nigeria (DD/MM/YYYY); a day that does not exist is refused in words.
+    await exportSection.getByLabel('Confirmed from').fill('31/02/2020');
+    await exportSection.getByText('Write the day as DD/MM/YYYY, for example 07/12/2026').waitFor();
+    await exportSection.getByLabel('Confirmed from').fill('01/01/2020');
+    await exportSection.getByLabel('Confirmed to').fill(today.split('-').reverse().join('/'));
     const link = exportSection.getByRole('link', { name: 'Download the CSV' });
     const href = await link.getAttribute('href');
     expect(href).toBe(`/api/orgs/${orgId}/screenings/export.csv?mode=test&from=2020-01-01&to=${today}`);
@@ -174,7 +177,7 @@ describe('the Screenings area of the portal (phone width)', () => {
     expect(lines[0]).toMatch(/^screening_id,reference,subject_type,subject_name/);
     expect(lines.slice(1).map((line) => line.split(',')[6]).sort()).toEqual(['SBX-P-001', 'SBX-P-004']);
     // A range that ends before it starts offers no link.
-    await exportSection.getByLabel('Confirmed to').fill('2019-12-31');
+    await exportSection.getByLabel('Confirmed to').fill('31/12/2019');
     await exportSection.getByText('Pick a day on or after the first').waitFor();
     expect(await exportSection.getByRole('link', { name: 'Download the CSV' }).count()).toBe(0);
   });

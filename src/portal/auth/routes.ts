@@ -32,6 +32,16 @@ async function untilUnlocked<T>(reply: FastifyReply, work: Promise<T>): Promise<
 }
 
 /** Sign-up, sign-in, email verification, password reset, and the signed-in person's own security. */
+/**
+ * A sign-up's answer: `delivery` says where its message went: `email` (a mail server is set),
+ * or `kept` (none is: the message waits in the server's mail log, which its operator reads with
+ * `vouch mail list`, beside the running server too). The same for every address.
+ */
+const SignUpStarted = Type.Object({
+  ok: Type.Literal(true),
+  delivery: Type.Union([Type.Literal('email'), Type.Literal('kept')], { description: "email: mailed; kept: no mail server is set, the operator reads it with 'vouch mail list'" }),
+});
+
 export async function authRoutes(parent: FastifyInstance, { db, config, mail }: AreaOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const auth = new AuthService(db, mail, config.publicUrl, app.log);
@@ -58,12 +68,13 @@ export async function authRoutes(parent: FastifyInstance, { db, config, mail }: 
           'A new address is mailed a link to /complete-sign-up, where the password is chosen and the account and its organization are made. ' +
           'An address that already has an account is mailed a note to sign in or reset the password instead. No session is started here.',
         body: Type.Object({ name: Type.String({ maxLength: 120 }), email: Email, organizationName: Type.String({ maxLength: 120 }) }),
-        response: { 202: Done, ...portalErrors(400, 429) },
+        response: { 202: SignUpStarted, ...portalErrors(400, 429) },
       },
     },
     async (request, reply) => {
       auth.signUp(request.body);
-      return reply.status(202).send({ ok: true as const });
+      // Where the message goes is the server's, the same for every address: the page can say it.
+      return reply.status(202).send({ ok: true as const, delivery: config.smtpUrl ? ('email' as const) : ('kept' as const) });
     },
   );
 

@@ -2353,6 +2353,8 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
+                        /** @description email: mailed; kept: no mail server is set, the operator reads it with 'vouch mail list' */
+                        delivery: "email" | "kept";
                     };
                 };
             };

@@ -1,6 +1,7 @@
 import { Table } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { Pager } from './layout-parts';
+import { SideScroll } from './SideScroll';
 
 export interface Column<T> {
   /** Unique among the columns (React key). */
@@ -28,7 +29,7 @@ export interface DataTableProps<T> {
 export function DataTable<T>({ caption, showCaption = false, columns, rows, rowKey, page, minWidth = 640 }: DataTableProps<T>) {
   return (
     <>
-      <Table.ScrollContainer minWidth={minWidth}>
+      <SideScroll minWidth={minWidth}>
         <Table striped highlightOnHover verticalSpacing="xs" captionSide="top" aria-label={showCaption ? undefined : caption}>
           {showCaption && <Table.Caption>{caption}</Table.Caption>}
           <Table.Thead>
@@ -52,7 +53,7 @@ export function DataTable<T>({ caption, showCaption = false, columns, rows, rowK
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </SideScroll>
       {page && <Pager {...page} />}
     </>
   );

@@ -7,6 +7,7 @@ import { formatDateTime } from '../components/format';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { DataTable } from '../components/table';
 import { OrganizationFilter } from './AuditLogPage';
+import { DayInput } from '../components/DayInput';
 
 type Entry = operations['consoleListPersonalDataAccess']['responses'][200]['content']['application/json']['data'][number];
 type ActorKind = Entry['actor']['kind'];
@@ -124,8 +125,8 @@ export function AccessLogPage() {
           onChange={(value) => change(setActorKind)(value as ActorKind | null)}
           w={160}
         />
-        <TextInput type="date" label="From" value={from} max={to || undefined} onChange={(event) => change(setFrom)(event.currentTarget.value)} w={150} />
-        <TextInput type="date" label="To" value={to} min={from || undefined} onChange={(event) => change(setTo)(event.currentTarget.value)} w={150} error={rangeError} />
+        <DayInput label="From" value={from} max={to || undefined} onChange={(day) => change(setFrom)(day)} w={150} />
+        <DayInput label="To" value={to} min={from || undefined} onChange={(day) => change(setTo)(day)} w={150} error={rangeError} />
         {filtered && (
           <Button
             variant="subtle"

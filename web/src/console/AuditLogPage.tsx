@@ -7,6 +7,7 @@ import type { operations } from '../api/schema';
 import { formatDateTime } from '../components/format';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { DataTable } from '../components/table';
+import { DayInput } from '../components/DayInput';
 
 type AuditEvent = operations['consoleListAuditEvents']['responses'][200]['content']['application/json']['data'][number];
 type ActorKind = AuditEvent['actor']['kind'];
@@ -176,8 +177,8 @@ export function AuditLogPage() {
           onChange={change(setAction)}
           w={230}
         />
-        <TextInput type="date" label="From" value={from} max={to || undefined} onChange={(event) => change(setFrom)(event.currentTarget.value)} w={150} />
-        <TextInput type="date" label="To" value={to} min={from || undefined} onChange={(event) => change(setTo)(event.currentTarget.value)} w={150} error={rangeError} />
+        <DayInput label="From" value={from} max={to || undefined} onChange={(day) => change(setFrom)(day)} w={150} />
+        <DayInput label="To" value={to} min={from || undefined} onChange={(day) => change(setTo)(day)} w={150} error={rangeError} />
         <TextInput label="Target contains" placeholder="Reference, email, webhook id" value={targetText} onChange={(event) => change(setTargetText)(event.currentTarget.value)} w={220} />
         {filtered && (
           <Button

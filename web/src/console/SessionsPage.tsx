@@ -7,6 +7,7 @@ import type { operations } from '../api/schema';
 import { formatDateTime } from '../components/format';
 import { EmptyState, ErrorAlert, LoadingState } from '../components/states';
 import { OrganizationFilter } from './AuditLogPage';
+import { SideScroll } from '../components/SideScroll';
 
 type Summary = operations['consoleSessionSummary']['responses'][200]['content']['application/json'];
 type ReasonCount = Summary['reasons'][number];
@@ -36,7 +37,7 @@ function Change({ now, before }: { now: number; before: number }) {
 
 function ReasonTable({ reasons, caption }: { reasons: ReasonCount[]; caption: string }) {
   return (
-    <Table.ScrollContainer minWidth={420}>
+    <SideScroll minWidth={420}>
       <Table aria-label={caption} verticalSpacing={4} striped>
         <Table.Thead>
           <Table.Tr>
@@ -64,7 +65,7 @@ function ReasonTable({ reasons, caption }: { reasons: ReasonCount[]; caption: st
           ))}
         </Table.Tbody>
       </Table>
-    </Table.ScrollContainer>
+    </SideScroll>
   );
 }
 

@@ -22,6 +22,22 @@ export function SignupPage() {
   };
   const error = (field: (typeof FIELDS)[number]) => fieldError(signUp.error, field);
   const general = formError(signUp.error, FIELDS);
+  if (signUp.isSuccess && signUp.data.delivery === 'kept') {
+    // No mail server on this Vouch: the message waits for whoever runs it.
+    return (
+      <AuthFrame title="Ask for your link" footer={<Anchor href="/login">Back to sign in</Anchor>}>
+        <Stack>
+          <Alert color="orange" title="This Vouch server sends no email" role="status">
+            It has no mail server set up (SMTP_URL), so the message for {form.email} was kept on the server instead of sent. Whoever runs this server can read it, with its link to
+            choose your password, by running <code>npx vouch mail list</code> beside it. Open the link within 24 hours.
+          </Alert>
+          <Text size="sm" c="dimmed">
+            Running Vouch yourself? Run <code>npx vouch mail list</code> in the folder you started it from (it works while the server runs), or set SMTP_URL to send mail.
+          </Text>
+        </Stack>
+      </AuthFrame>
+    );
+  }
   if (signUp.isSuccess) {
     return (
       <AuthFrame title="Check your email" footer={<Anchor href="/login">Back to sign in</Anchor>}>

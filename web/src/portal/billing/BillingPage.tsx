@@ -9,6 +9,7 @@ import { useCurrentOrg, useMode } from '../context';
 import { LedgerSection } from './LedgerSection';
 import { useBilling } from './queries';
 import { UsageSection } from './UsageSection';
+import { SideScroll } from '../../components/SideScroll';
 
 /** The wallet, usage by day, the ledger and the prices: everything about money in one page. */
 export function BillingPage() {
@@ -98,7 +99,7 @@ function PriceSection() {
       ) : prices.isError ? (
         <ErrorAlert error={prices.error} onRetry={() => void prices.refetch()} />
       ) : (
-        <Table.ScrollContainer minWidth={280}>
+        <SideScroll minWidth={280}>
           <Table aria-labelledby="prices-title" striped verticalSpacing={6}>
             <Table.Thead>
               <Table.Tr>
@@ -128,7 +129,7 @@ function PriceSection() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </SideScroll>
       )}
     </Card>
   );

@@ -9,6 +9,7 @@ import { CopyField, PageHeader, Pager } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg } from '../context';
 import { useBilling } from './queries';
+import { SideScroll } from '../../components/SideScroll';
 
 type Bank = NonNullable<operations['portalGetBilling']['responses'][200]['content']['application/json']['bank']>;
 type Created = operations['portalRequestFunding']['responses'][201]['content']['application/json'];
@@ -208,7 +209,7 @@ function FundingRequests() {
         <EmptyState title="No funding requests">When you announce a transfer above, it is listed here until the operator confirms it.</EmptyState>
       ) : (
         <>
-          <Table.ScrollContainer minWidth={300}>
+          <SideScroll minWidth={300}>
             <Table aria-labelledby="requests-title" verticalSpacing={6}>
               <Table.Thead>
                 <Table.Tr>
@@ -260,7 +261,7 @@ function FundingRequests() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </SideScroll>
           <Pager offset={offset} limit={LIMIT} total={requests.data.total} onChange={setOffset} />
         </>
       )}

@@ -6,6 +6,8 @@ import { formatDateTime, formatKobo, Money } from '../../components/format';
 import { Pager } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg } from '../context';
+import { DayInput } from '../../components/DayInput';
+import { SideScroll } from '../../components/SideScroll';
 
 const LIMIT = 20;
 type Kind = 'credit' | 'charge' | 'refund' | 'debit';
@@ -67,8 +69,8 @@ export function LedgerSection() {
               { value: 'refund', label: 'Refunds' },
             ]}
           />
-          <TextInput type="date" label="From" size="xs" value={from} max={to || undefined} onChange={(event) => change(setFrom)(event.currentTarget.value)} w={150} />
-          <TextInput type="date" label="To" size="xs" value={to} min={from || undefined} onChange={(event) => change(setTo)(event.currentTarget.value)} w={150} error={rangeError} />
+          <DayInput label="From" size="xs" value={from} max={to || undefined} onChange={(day) => change(setFrom)(day)} w={150} />
+          <DayInput label="To" size="xs" value={to} min={from || undefined} onChange={(day) => change(setTo)(day)} w={150} error={rangeError} />
           {filtered && (
             <Button variant="subtle" size="xs" onClick={() => (setKind('all'), setFrom(''), setTo(''), setOffset(0))}>
               Clear filters
@@ -88,7 +90,7 @@ export function LedgerSection() {
         ) : (
           <>
             {/* At phone width the date and kind go under the description, the balance under the amount. */}
-            <Table.ScrollContainer minWidth={300}>
+            <SideScroll minWidth={300}>
               <Table aria-labelledby="ledger-title" striped verticalSpacing={6}>
                 <Table.Thead>
                   <Table.Tr>
@@ -131,7 +133,7 @@ export function LedgerSection() {
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </SideScroll>
             <Pager offset={offset} limit={LIMIT} total={ledger.data.total} onChange={setOffset} />
           </>
         )}

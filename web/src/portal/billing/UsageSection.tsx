@@ -6,6 +6,7 @@ import { formatKobo, Money } from '../../components/format';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, useMode } from '../context';
 import type { UsageMetric, UsageReport } from './usage';
+import { SideScroll } from '../../components/SideScroll';
 
 // recharts is big: its chunk loads only here, and only when there is something to draw.
 const UsageChart = lazy(() => import('./UsageChart'));
@@ -79,7 +80,7 @@ function UsageFigures({ report, metric }: { report: UsageReport; metric: UsageMe
         {count(report.total.count)} {report.total.count === 1 ? 'check' : 'checks'} from {dayName(report.from)} to {dayName(report.to)}
         {report.mode === 'live' ? `, ${formatKobo(report.total.amount)} charged` : ', none charged (test mode)'}.
       </Text>
-      <Table.ScrollContainer minWidth={280}>
+      <SideScroll minWidth={280}>
         <Table aria-label={`Checks by type, last ${report.days.length} days`} verticalSpacing={4} fz="sm">
           <Table.Thead>
             <Table.Tr>
@@ -100,7 +101,7 @@ function UsageFigures({ report, metric }: { report: UsageReport; metric: UsageMe
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </SideScroll>
       <Box component="details" mt="xs">
         <Text component="summary" size="sm" c="blue.8" style={{ cursor: 'pointer' }}>
           Daily figures ({busy.length} {busy.length === 1 ? 'day' : 'days'} with checks)

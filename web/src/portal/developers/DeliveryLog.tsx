@@ -8,6 +8,7 @@ import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, type Mode } from '../context';
 import { keys, LOG_PAGE, useDeliveries, useDelivery } from './queries';
 import type { Delivery, DeliveryStatus } from './types';
+import { SideScroll } from '../../components/SideScroll';
 
 const FILTERS = [
   { value: 'all', label: 'All' },
@@ -67,7 +68,7 @@ export function DeliveryLog({ mode }: { mode: Mode }) {
 
 function DeliveryTable({ deliveries, onOpen }: { deliveries: Delivery[]; onOpen(id: number): void }) {
   return (
-    <Table.ScrollContainer minWidth={340}>
+    <SideScroll minWidth={340}>
       <Table aria-label="Webhook deliveries" highlightOnHover verticalSpacing="xs">
         <Table.Thead>
           <Table.Tr>
@@ -109,7 +110,7 @@ function DeliveryTable({ deliveries, onOpen }: { deliveries: Delivery[]; onOpen(
           ))}
         </Table.Tbody>
       </Table>
-    </Table.ScrollContainer>
+    </SideScroll>
   );
 }
 
@@ -169,7 +170,7 @@ function DeliveryDrawer({ mode, id, onClose }: { mode: Mode; id: number; onClose
               Not attempted yet{delivery.data.nextAttemptAt ? `: the first attempt is due ${formatDateTime(delivery.data.nextAttemptAt)}` : ''}.
             </Text>
           ) : (
-            <Table.ScrollContainer minWidth={420}>
+            <SideScroll minWidth={420}>
               <Table aria-label="Attempts" verticalSpacing="xs">
                 <Table.Thead>
                   <Table.Tr>
@@ -201,7 +202,7 @@ function DeliveryDrawer({ mode, id, onClose }: { mode: Mode; id: number; onClose
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </SideScroll>
           )}
           {delivery.data.sendable && (
             <>

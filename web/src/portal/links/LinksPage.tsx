@@ -10,6 +10,8 @@ import { CopyField, PageHeader, Pager } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { fieldError, formError } from '../auth/form-errors';
 import { useCurrentOrg, useMode, type Mode } from '../context';
+import { DayInput } from '../../components/DayInput';
+import { SideScroll } from '../../components/SideScroll';
 
 type Link = operations['portalListLinks']['responses'][200]['content']['application/json']['data'][number];
 type IdType = Link['idTypes'][number];
@@ -242,7 +244,7 @@ function CreateForm({ mode }: { mode: Mode }) {
             miw={200}
           />
           {mode === 'live' && <SpendCapInput value={spendCap} onChange={setSpendCap} error={fieldError(create.error, 'spendLimit')} description="The most this link's verifications may cost in all; blank: no cap" />}
-          <TextInput label="Expires on" description="The link stops at the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(create.error, 'expiresAt')} miw={200} />
+          <DayInput label="Expires on" description="The link stops at the end of this day" value={expires} onChange={(day) => setExpires(day)} error={fieldError(create.error, 'expiresAt')} miw={200} />
         </Group>
         <TextInput
           label="Redirect URL (optional)"
@@ -458,7 +460,7 @@ function EditForm({ link, mode, onDone }: { link: Link; mode: Mode; onDone(): vo
             miw={200}
           />
           {mode === 'live' && <SpendCapInput value={spendCap} onChange={setSpendCap} error={fieldError(save.error, 'spendLimit')} description="Blank: no cap" />}
-          <TextInput label="Expires on" description="At the end of this day" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError(save.error, 'expiresAt')} miw={200} />
+          <DayInput label="Expires on" description="At the end of this day" value={expires} onChange={(day) => setExpires(day)} error={fieldError(save.error, 'expiresAt')} miw={200} />
         </Group>
         <TextInput label="Redirect URL (optional)" value={redirectUrl} onChange={(e) => setRedirectUrl(e.currentTarget.value)} error={fieldError(save.error, 'redirectUrl')} />
         <TextInput label="Reference prefix (optional)" value={referencePrefix} onChange={(e) => setReferencePrefix(e.currentTarget.value)} error={fieldError(save.error, 'referencePrefix')} maxLength={40} />
@@ -497,7 +499,7 @@ function LinkSessions({ link, mode }: { link: Link; mode: Mode }) {
   if (sessions.data.total === 0) return <Text size="sm">No one has started a verification from this link yet.</Text>;
   return (
     <Stack gap="xs">
-      <Table.ScrollContainer minWidth={360}>
+      <SideScroll minWidth={360}>
         <Table aria-label={`Sessions started from ${link.name}`} verticalSpacing="xs">
           <Table.Thead>
             <Table.Tr>
@@ -524,7 +526,7 @@ function LinkSessions({ link, mode }: { link: Link; mode: Mode }) {
             ))}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </SideScroll>
       <Pager offset={offset} limit={PAGE} total={sessions.data.total} onChange={setOffset} />
     </Stack>
   );

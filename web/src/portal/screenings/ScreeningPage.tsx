@@ -8,6 +8,7 @@ import { PageHeader } from '../../components/layout-parts';
 import { EmptyState, ErrorAlert, LoadingState } from '../../components/states';
 import { useCurrentOrg, useMode } from '../context';
 import { formatScore, joined, MonitoredBadge, ScreeningStatus, type Hit, type Screening } from './labels';
+import { SideScroll } from '../../components/SideScroll';
 
 const utc = (value: string) => formatDateTime(value ? `${value}Z` : null);
 
@@ -150,7 +151,7 @@ function HitCard({ screening, hit }: { screening: Screening; hit: Hit }) {
             ))}
           </Group>
         </Group>
-        <Table.ScrollContainer minWidth={320}>
+        <SideScroll minWidth={320}>
           <Table aria-label={`The subject beside list entry ${hit.entityId}`} withColumnBorders verticalSpacing={6} layout="fixed">
             <Table.Thead>
               <Table.Tr>
@@ -177,7 +178,7 @@ function HitCard({ screening, hit }: { screening: Screening; hit: Hit }) {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </SideScroll>
         <Facts
           rows={[
             { label: 'Topics', value: joined(hit.topics) },

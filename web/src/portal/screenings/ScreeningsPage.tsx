@@ -10,6 +10,7 @@ import { useCurrentOrg, useMode } from '../context';
 import { useCompact } from '../verifications/parts';
 import { MonitoredBadge, ScreeningStatus, STATE_LABELS, type Screening, type ScreeningState } from './labels';
 import { ScreeningSettingSection } from './ScreeningSettingSection';
+import { DayInput } from '../../components/DayInput';
 
 const LIMIT = 20;
 const TABS = ['all', 'monitored'] as const;
@@ -199,12 +200,11 @@ function ExportSection() {
           </Text>
         </div>
         <Group align="flex-end" wrap="wrap" gap="sm">
-          <TextInput label="Confirmed from" type="date" value={from} onChange={(e) => setFrom(e.currentTarget.value)} w={{ base: 'calc(50% - 6px)', xs: 170 }} />
-          <TextInput
+          <DayInput label="Confirmed from" value={from} onChange={(day) => setFrom(day)} w={{ base: 'calc(50% - 6px)', xs: 170 }} />
+          <DayInput
             label="Confirmed to"
-            type="date"
             value={to}
-            onChange={(e) => setTo(e.currentTarget.value)}
+            onChange={(day) => setTo(day)}
             error={badRange ? 'Pick a day on or after the first' : undefined}
             w={{ base: 'calc(50% - 6px)', xs: 170 }}
           />

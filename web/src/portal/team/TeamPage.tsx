@@ -9,6 +9,7 @@ import { PageHeader } from '../../components/layout-parts';
 import { ErrorAlert, LoadingState } from '../../components/states';
 import { fieldError, formError } from '../auth/form-errors';
 import { useCurrentOrg } from '../context';
+import { SideScroll } from '../../components/SideScroll';
 
 type Member = operations['portalListMembers']['responses'][200]['content']['application/json']['data'][number];
 type Role = Member['role'];
@@ -148,7 +149,7 @@ function MembersTable({ members, roleChoices }: { members: Member[]; roleChoices
           {errorMessage(actionError)}
         </Alert>
       )}
-      <Table.ScrollContainer minWidth={340}>
+      <SideScroll minWidth={340}>
         <Table aria-label="Members" verticalSpacing="sm">
           <Table.Thead>
             <Table.Tr>
@@ -209,7 +210,7 @@ function MembersTable({ members, roleChoices }: { members: Member[]; roleChoices
             })}
           </Table.Tbody>
         </Table>
-      </Table.ScrollContainer>
+      </SideScroll>
       <Modal opened={removing !== null} onClose={() => setRemoving(null)} title={removing?.you ? `Leave ${orgName}?` : `Remove ${removing?.name}?`} centered>
         <Stack>
           <Text size="sm">
@@ -264,7 +265,7 @@ function Invitations() {
           No invitations waiting. {manage ? 'Invite someone above; they appear here until they accept.' : ''}
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={340}>
+        <SideScroll minWidth={340}>
           <Table aria-label="Pending invitations">
             <Table.Thead>
               <Table.Tr>
@@ -304,7 +305,7 @@ function Invitations() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </SideScroll>
       )}
     </Stack>
   );

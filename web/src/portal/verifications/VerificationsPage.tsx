@@ -11,6 +11,7 @@ import { useCurrentOrg, useMode } from '../context';
 import { StatusPill, useCompact } from './parts';
 import { SessionsList } from './SessionsList';
 import { isKind, KINDS, LOOKUP_TYPE_LABELS, lookupTypeLabel, OUTCOME_LABELS, STATUS_LABELS, type ExplorerStatus, type Kind, type LookupOutcome, type LookupType } from './labels';
+import { DayInput } from '../../components/DayInput';
 
 const LIMIT = 20;
 
@@ -164,12 +165,11 @@ function LookupList() {
           onChange={(e) => reset(() => setSearchText(e.currentTarget.value))()}
           w={{ base: '100%', xs: 220 }}
         />
-        <TextInput label="From" type="date" value={fromDay} onChange={(e) => reset(() => setFromDay(e.currentTarget.value))()} w={{ base: 'calc(50% - 6px)', xs: 160 }} />
-        <TextInput
+        <DayInput label="From" value={fromDay} onChange={(day) => reset(() => setFromDay(day))()} w={{ base: 'calc(50% - 6px)', xs: 160 }} />
+        <DayInput
           label="To"
-          type="date"
           value={toDay}
-          onChange={(e) => reset(() => setToDay(e.currentTarget.value))()}
+          onChange={(day) => reset(() => setToDay(day))()}
           error={badRange ? 'Pick a day on or after From' : undefined}
           w={{ base: 'calc(50% - 6px)', xs: 160 }}
         />
