@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { invalidateAuthCache } from '../platform/auth.js';
 import { credit } from '../platform/billing.js';
 import { nameProblem } from '../platform/input.js';
-import type { DB, Mode, PayloadType, RiskLevel } from '../platform/db/schema.js';
+import type { DB, Mode, OrganizationsTable, PayloadType, RiskLevel } from '../platform/db/schema.js';
 import { generateSecret, hashSecret, secretHint, type SecretGenerator } from '../platform/secrets.js';
 import { notFound } from '../platform/not-found.js';
 
@@ -66,6 +66,13 @@ export interface RolledSecret {
 /** A domain error of account administration (CLI and operator console), with a message for people. */
 export class AccountError extends Error {
   override name = 'AccountError';
+}
+
+/** The columns an OrganizationView is made of. */
+const VIEW_COLUMNS = ['id', 'name', 'email', 'risk_level', 'payload_type', 'enabled', 'balance'] as const;
+
+function organizationView(row: Pick<Selectable<OrganizationsTable>, (typeof VIEW_COLUMNS)[number]>): OrganizationView {
+  return { id: row.id, name: row.name, email: row.email, riskLevel: row.risk_level, payloadType: row.payload_type, enabled: row.enabled, balance: row.balance };
 }
 
 export class AccountsService {
@@ -134,23 +141,15 @@ export class AccountsService {
 
   async get(id: string): Promise<OrganizationView> {
     if (!isUuid(id)) throw notFound(new AccountError(`no organization with id ${id}`));
-    const row = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('organizations').select(VIEW_COLUMNS).where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound(new AccountError(`no organization with id ${id}`));
-    return {
-      id: row.id,
-      name: row.name,
-      email: row.email,
-      riskLevel: row.risk_level,
-      payloadType: row.payload_type,
-      enabled: row.enabled,
-      balance: row.balance,
-    };
+    return organizationView(row);
   }
 
   /** Every organization, oldest first (the CLI's `org list`). */
   async list(): Promise<OrganizationView[]> {
-    const rows = await this.db.selectFrom('organizations').select(['id', 'name', 'email', 'risk_level', 'payload_type', 'enabled', 'balance']).orderBy('created_at').orderBy('id').execute();
-    return rows.map((row) => ({ id: row.id, name: row.name, email: row.email, riskLevel: row.risk_level, payloadType: row.payload_type, enabled: row.enabled, balance: row.balance }));
+    const rows = await this.db.selectFrom('organizations').select(VIEW_COLUMNS).orderBy('created_at').orderBy('id').execute();
+    return rows.map(organizationView);
   }
 
   async count(): Promise<number> {

@@ -26,6 +26,8 @@ interface HostedRun {
   exitCode?: number;
 }
 
+const hosted = new AsyncLocalStorage<HostedRun>();
+
 /** A command's own exit code outside the server (one command a process). */
 let localExitCode: number | undefined;
 
@@ -44,8 +46,6 @@ export function takeExitCode(): number | undefined {
   else localExitCode = undefined;
   return code;
 }
-
-const hosted = new AsyncLocalStorage<HostedRun>();
 
 /** The server's run of a command, when this code runs inside one. */
 export function hostedRun(): HostedRun | undefined {

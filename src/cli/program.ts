@@ -29,7 +29,6 @@ import { registerUpstreamCommands } from '../identities/upstreams/cli.js';
 import { registerListCommands } from '../screening/lists/cli.js';
 import { hostedRun, refusedInServer, sendToServer, takeExitCode, writeErr, writeOut } from './hosted.js';
 
-
 /**
  * The package's version: the nearest package.json named vouch above this module (src/ and dist/
  * sit beside it; a test build deeper down, an installed package in node_modules/vouch).
@@ -54,7 +53,7 @@ export function buildCli(): Command {
   const program = new Command('vouch')
     .description('Vouch: identity and field verification service for Nigeria')
     // Commander's parse errors are thrown (and inherited by every subcommand made below) so that
-    // main() prints them like any other failure: one "vouch: ..." line, exit code 1.
+    // they are reported like any other failure: one "vouch: ..." line, exit code 2 (a usage error).
     .configureOutput({ outputError: () => undefined, writeOut: (text) => writeOut(text), writeErr: (text) => writeErr(text) })
     .exitOverride()
     .version(packageVersion(), '-V, --version', 'print the version');
@@ -203,8 +202,8 @@ export function buildCli(): Command {
   const price = program.command('price').description('prices per verification type, in kobo');
   price
     .command('set')
-    .argument('<type>')
     .description('set the price of a verification type, in kobo (audited)')
+    .argument('<type>')
     .argument('<kobo>', 'price in kobo', kobo)
     .option('--json', 'print JSON')
     .action(async (type: string, amount: number, opts: { json?: boolean }) => {

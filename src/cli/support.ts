@@ -71,12 +71,12 @@ export function asCliError(err: unknown): unknown {
  */
 export async function withDatabase<T>(work: (database: Database, config: Config) => Promise<T>, { wholeTables = false } = {}): Promise<T> {
   const config = loadConfig();
+  const run = async (database: Database) => work(database, await withServerUrl(database.db, config));
   // Inside the running server (src/cli/hosted.ts): its database, migrated and with its keys, stays open.
   const hosted = hostedRun();
   if (hosted) {
     try {
-      const publicUrl = process.env.PUBLIC_URL ? undefined : await serverPublicUrl(hosted.database.db);
-      return await work(hosted.database, publicUrl ? { ...config, publicUrl } : config);
+      return await run(hosted.database);
     } catch (err) {
       throw asCliError(err);
     }
@@ -85,15 +85,21 @@ export async function withDatabase<T>(work: (database: Database, config: Config)
   try {
     await migrate(database.db);
     await openKeyringIfConfigured(database, config);
-    // Links a command prints (invitations, tasks) are the server's: its PUBLIC_URL, unless this
-    // command was given one of its own.
-    const publicUrl = process.env.PUBLIC_URL ? undefined : await serverPublicUrl(database.db);
-    return await work(database, publicUrl ? { ...config, publicUrl } : config);
+    return await run(database);
   } catch (err) {
     throw asCliError(err);
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Links a command prints (invitations, tasks) are the server's: its recorded public URL, unless
+ * this command was given a PUBLIC_URL of its own.
+ */
+async function withServerUrl(db: Kysely<DB>, config: Config): Promise<Config> {
+  const publicUrl = process.env.PUBLIC_URL ? undefined : await serverPublicUrl(db);
+  return publicUrl ? { ...config, publicUrl } : config;
 }
 
 /** The settings row in which a server keeps the public URL it serves at (its links' base). */

@@ -5,6 +5,13 @@ import ipaddr from 'ipaddr.js';
 /** An outbound URL (webhook target, photo URL) that Vouch refuses to call. */
 export class OutboundUrlError extends Error {
   override name = 'OutboundUrlError';
+  constructor(
+    message: string,
+    /** Refused because it resolves to a loopback or private address (VOUCH_ALLOW_PRIVATE_URLS would allow it). */
+    readonly privateAddress = false,
+  ) {
+    super(message);
+  }
 }
 
 const v6 = (cidr: string) => ipaddr.IPv6.parseCIDR(cidr);
@@ -82,7 +89,7 @@ export async function checkOutboundUrl(raw: string, allowPrivate: boolean): Prom
     }
   }
   if (addresses.some(isPrivateAddress)) {
-    throw new OutboundUrlError('resolves to a loopback or private network address, which is not allowed');
+    throw new OutboundUrlError('resolves to a loopback or private network address, which is not allowed', true);
   }
   return url;
 }

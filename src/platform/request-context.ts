@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
 /**
  * Every request's id and trace (docs/tracing.md): the id answers in `X-Request-Id` and in every
@@ -60,9 +60,14 @@ export function traceFor(header: string | string[] | undefined): TraceContext {
   return { traceId: randomHex(16), spanId: randomHex(8), flags: '01' };
 }
 
+/** A trace's span as a W3C `traceparent` header (version 00). */
+export function traceparentOf(trace: Pick<TraceContext, 'traceId' | 'spanId' | 'flags'>): string {
+  return `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+}
+
 /** The `traceparent` of a call made within `trace`: the same trace, a new span (the call's). */
 export function childTraceparent(trace: Pick<TraceContext, 'traceId' | 'flags'>): string {
-  return `00-${trace.traceId}-${randomHex(8)}-${trace.flags}`;
+  return traceparentOf({ ...trace, spanId: randomHex(8) });
 }
 
 /** The parts of a stored `traceparent` a later call continues, or undefined if it is not one. */
@@ -119,13 +124,6 @@ function withRequestId(payload: unknown, requestId: string): unknown {
   return JSON.stringify({ ...body, requestId });
 }
 
-const traces = new WeakMap<FastifyRequest, TraceContext>();
-
-/** The trace a request runs in (also outside the hook's async context: the log serializers, tests). */
-export function traceOf(request: FastifyRequest): TraceContext | undefined {
-  return traces.get(request);
-}
-
 /**
  * The request id and trace on every request: the first onRequest hook opens the context the rest
  * of the request runs in; every answer carries `X-Request-Id`, and every error body (any style,
@@ -135,7 +133,6 @@ export function traceOf(request: FastifyRequest): TraceContext | undefined {
 export function registerRequestContext(app: FastifyInstance): { registerErrorBodies(): void } {
   app.addHook('onRequest', (request, reply, done) => {
     const trace = traceFor(request.headers.traceparent);
-    traces.set(request, trace);
     void reply.header('x-request-id', request.id);
     storage.run({ requestId: request.id, trace }, done);
   });

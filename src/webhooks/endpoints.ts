@@ -72,7 +72,7 @@ export async function validateWebhookUrl(raw: string, allowPrivateUrls: boolean)
   try {
     return (await checkOutboundUrl(raw, allowPrivateUrls)).toString();
   } catch (err) {
-    if (err instanceof OutboundUrlError) throw new WebhookEndpointError(`webhook URL ${err.message}${/private/.test(err.message) ? PRIVATE_URL_HINT : ''}`);
+    if (err instanceof OutboundUrlError) throw new WebhookEndpointError(`webhook URL ${err.message}${err.privateAddress ? PRIVATE_URL_HINT : ''}`);
     throw err;
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { FILE_URL_TTL_SECONDS } from '../files/urls.js';
 import type { DB, Mode } from '../platform/db/schema.js';
-import { currentRequest } from '../platform/request-context.js';
+import { currentRequest, traceparentOf } from '../platform/request-context.js';
 import { MAX_RETRY_SPAN_MS } from './schedule.js';
 
 /** Event types sent to customers' webhook endpoints. */
@@ -75,7 +75,7 @@ export async function enqueueEvent(db: Kysely<DB>, event: WebhookEvent, now: Dat
     .insertInto('webhook_deliveries')
     .values({
       message_id: messageId,
-      ...(request ? { traceparent: `00-${request.trace.traceId}-${request.trace.spanId}-${request.trace.flags}`, request_id: request.requestId } : {}),
+      ...(request ? { traceparent: traceparentOf(request.trace), request_id: request.requestId } : {}),
       org_id: event.orgId,
       mode: event.mode,
       event_type: event.type,

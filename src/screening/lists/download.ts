@@ -50,7 +50,7 @@ async function requestOnce(url: string, options: DownloadOptions, deadline: Abor
     // An address literal never reaches the agent's lookup: it is judged here (and a name again at connect time).
     target = await checkOutboundUrl(url, options.allowPrivate);
   } catch (err) {
-    if (err instanceof OutboundUrlError) throw new DownloadError(`the URL ${err.message}${/private/.test(err.message) ? ' (VOUCH_ALLOW_PRIVATE_URLS)' : ''}`);
+    if (err instanceof OutboundUrlError) throw new DownloadError(`the URL ${err.message}${err.privateAddress ? ' (VOUCH_ALLOW_PRIVATE_URLS)' : ''}`);
     throw err;
   }
   return new Promise((resolve, reject) => {
